@@ -1,0 +1,41 @@
+#include "server/common/quantity.h"
+
+#include "gtest/gtest.h"
+
+namespace wm {
+namespace {
+
+int64_t Milli(const char* text) {
+  auto q = ParseQuantity(text);
+  EXPECT_TRUE(q.ok()) << text;
+  return q.ok() ? q->milli : -1;
+}
+
+TEST(QuantityTest, ParsesKubernetesForms) {
+  EXPECT_EQ(Milli("500m"), 500);
+  EXPECT_EQ(Milli("2"), 2000);
+  EXPECT_EQ(Milli("1.5"), 1500);
+  EXPECT_EQ(Milli("16Gi"), (int64_t{16} << 30) * 1000);
+  EXPECT_EQ(Milli("70M"), int64_t{70000000} * 1000);
+  EXPECT_EQ(Milli("1e3"), 1000 * 1000);
+  EXPECT_EQ(Milli("100n"), 1);  // rounded up to the next milli
+  EXPECT_EQ(Milli("0"), 0);
+  EXPECT_EQ(Milli("+4"), 4000);
+  EXPECT_FALSE(ParseQuantity("abc").ok());
+  EXPECT_FALSE(ParseQuantity("1Qi").ok());
+  EXPECT_FALSE(ParseQuantity("").ok());
+}
+
+TEST(QuantityTest, ReportsAndFormats) {
+  EXPECT_EQ(ReportedValue("cpu", *ParseQuantity("250m")), 250);
+  EXPECT_EQ(ReportedValue("memory", *ParseQuantity("1.5Ki")), 1536);
+  EXPECT_EQ(ReportedValue("nvidia.com/gpu", *ParseQuantity("4")), 4);
+  EXPECT_EQ(FormatReported("cpu", 20000), "20");
+  EXPECT_EQ(FormatReported("cpu", 250), "250m");
+  EXPECT_EQ(FormatReported("memory", int64_t{16} << 30), "16Gi");
+  EXPECT_EQ(FormatReported("memory", 70000000), "70M");
+  EXPECT_EQ(FormatReported("nvidia.com/gpu", 12), "12");
+}
+
+}  // namespace
+}  // namespace wm

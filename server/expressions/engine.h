@@ -1,0 +1,81 @@
+#ifndef WM_SERVER_EXPRESSIONS_ENGINE_H_
+#define WM_SERVER_EXPRESSIONS_ENGINE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "server/common/json.h"
+
+namespace wm::expressions {
+
+// Bounds on one evaluation. Upstream caps outputs at 999 (the 1000th is an
+// error) and gives each query 10 s; we default to a tighter 2 s because a
+// definition's expressions run on every change of every workload.
+struct EvalLimits {
+  int max_outputs = 999;
+  absl::Duration budget = absl::Seconds(2);
+  // Total bytes of serialized outputs of one evaluation.
+  size_t max_output_bytes = 64 << 20;
+};
+
+// A set of jq expressions compiled together (one per definition: compiling
+// is expensive, evaluating is cheap). Immutable and shareable across threads.
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual size_t size() const = 0;
+  virtual const std::string& source(size_t index) const = 0;
+};
+
+// Evaluates expressions of compiled programs. A Session is handed out by
+// Engine::Run and is valid only inside that call, on that thread.
+class Session {
+ public:
+  // Identifies an input loaded into this session.
+  using InputId = int;
+
+  virtual ~Session() = default;
+
+  // Makes `input` available to Evaluate. Loading once and evaluating many
+  // expressions against it avoids converting the document per expression.
+  virtual InputId Load(const Json& input) = 0;
+
+  // All outputs of expression `index` of `program` applied to the input, in
+  // order. Fails on a jq error (the first error ends the evaluation, as in
+  // upstream's gojq), on more than max_outputs outputs, and when the budget
+  // is exhausted.
+  virtual absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index,
+                                                     InputId input) = 0;
+};
+
+// A jq dialect compatible with upstream's gojq for the definitions it
+// accepts. Implementations must be safe to call from many threads at once.
+class Engine {
+ public:
+  struct CompileError {
+    size_t index;
+    std::string message;
+  };
+
+  virtual ~Engine() = default;
+
+  // Compiles every source. On failure returns InvalidArgument and, when
+  // `errors` is given, one entry per source that does not compile.
+  virtual absl::StatusOr<std::shared_ptr<const Program>> Compile(
+      const std::vector<std::string>& sources, std::vector<CompileError>* errors = nullptr) = 0;
+
+  // Runs `fn` with a session. Sessions may be served by a pool; `fn`'s
+  // status is returned.
+  virtual absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) = 0;
+
+  virtual const EvalLimits& limits() const = 0;
+};
+
+}  // namespace wm::expressions
+
+#endif  // WM_SERVER_EXPRESSIONS_ENGINE_H_

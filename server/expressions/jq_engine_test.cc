@@ -1,0 +1,165 @@
+#include "server/expressions/jq_engine.h"
+
+#include <atomic>
+#include <thread>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace wm::expressions {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class JqEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    JqEngineOptions options;
+    options.workers = 2;
+    options.limits.budget = absl::Milliseconds(1500);
+    options.memory_limit_bytes = int64_t{1} << 30;
+    auto engine = NewJqEngine(options);
+    ASSERT_TRUE(engine.ok()) << engine.status();
+    engine_ = std::move(*engine);
+  }
+
+  // Compiles `source` alone and evaluates it on `input`.
+  absl::StatusOr<std::vector<Json>> Eval(const std::string& source, const Json& input) {
+    auto program = engine_->Compile({source});
+    if (!program.ok()) return program.status();
+    absl::StatusOr<std::vector<Json>> result;
+    absl::Status status = engine_->Run([&](Session& session) {
+      result = session.Evaluate(**program, 0, session.Load(input));
+      return absl::OkStatus();
+    });
+    if (!status.ok()) return status;
+    return result;
+  }
+
+  std::unique_ptr<Engine> engine_;
+};
+
+TEST_F(JqEngineTest, EvaluatesAllOutputs) {
+  auto r = Eval(".a[] | .x", Json::parse(R"({"a":[{"x":1},{"x":"two"},{}]})"));
+  ASSERT_TRUE(r.ok()) << r.status();
+  EXPECT_THAT(*r, ElementsAre(Json(1), Json("two"), Json(nullptr)));
+}
+
+TEST_F(JqEngineTest, ProgramHoldsManyExpressions) {
+  std::vector<std::string> sources;
+  for (int i = 0; i < 37; ++i) sources.push_back(". + " + std::to_string(i));
+  auto program = engine_->Compile(sources);
+  ASSERT_TRUE(program.ok()) << program.status();
+  ASSERT_TRUE(engine_
+                  ->Run([&](Session& s) {
+                    auto in = s.Load(100);
+                    for (int i = 0; i < 37; ++i) {
+                      auto r = s.Evaluate(**program, i, in);
+                      EXPECT_TRUE(r.ok());
+                      EXPECT_THAT(*r, ElementsAre(Json(100 + i)));
+                    }
+                    return absl::OkStatus();
+                  })
+                  .ok());
+}
+
+TEST_F(JqEngineTest, ObjectIterationIsSortedLikeGojq) {
+  auto r = Eval("keys_unsorted", Json::parse(R"({"b":1,"a":2,"c":3})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ((*r)[0], Json::parse(R"(["a","b","c"])"));
+}
+
+TEST_F(JqEngineTest, ReportsPerSourceCompileErrors) {
+  std::vector<Engine::CompileError> errors;
+  auto program = engine_->Compile({".a", ".b |", "if then"}, &errors);
+  EXPECT_FALSE(program.ok());
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].index, 1u);
+  EXPECT_EQ(errors[1].index, 2u);
+  EXPECT_THAT(errors[0].message, HasSubstr("syntax error"));
+}
+
+TEST_F(JqEngineTest, GojqPolyfills) {
+  EXPECT_THAT(*Eval("abs", -3), ElementsAre(Json(3)));
+  EXPECT_THAT(*Eval("toarray", 1), ElementsAre(Json::parse("[1]")));
+  EXPECT_THAT(*Eval("toarray", Json::parse("[1]")), ElementsAre(Json::parse("[1]")));
+  EXPECT_THAT(*Eval("pick(.a.b)", Json::parse(R"({"a":{"b":1,"c":2},"d":3})")),
+              ElementsAre(Json::parse(R"({"a":{"b":1}})")));
+  EXPECT_THAT(*Eval("trim, ltrim, rtrim", "  x  "), ElementsAre("x", "x  ", "  x"));
+  EXPECT_THAT(*Eval("trimstr(\"a\")", "abca"), ElementsAre("bc"));
+  EXPECT_THAT(*Eval("[limit(0; 1, 2)]", nullptr), ElementsAre(Json::array()));
+  EXPECT_THAT(*Eval("[limit(1; 1, 2)]", nullptr), ElementsAre(Json::parse("[1]")));
+  EXPECT_THAT(*Eval("if . > 1 then \"big\" end", 5), ElementsAre("big"));
+  EXPECT_THAT(*Eval("if . > 1 then \"big\" end", 0), ElementsAre(0));
+  EXPECT_THAT(*Eval("add(.[] | .x)", Json::parse(R"([{"x":1},{"x":2}])")), ElementsAre(3));
+}
+
+TEST_F(JqEngineTest, FirstErrorEndsEvaluation) {
+  auto r = Eval(".[] | if . == 2 then error(\"boom\") else . end", Json::parse("[1,2,3]"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("boom"));
+  r = Eval(".a[]", Json::object());
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("Cannot iterate over null"));
+}
+
+TEST_F(JqEngineTest, OutputCap) {
+  auto r = Eval("[.[]] | .[]", Json(std::vector<int>(999, 1)));
+  EXPECT_TRUE(r.ok());
+  r = Eval(".[]", Json(std::vector<int>(1000, 1)));
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(r.status().message(), HasSubstr("exceed the allowed number 1000"));
+}
+
+// Hostile expressions end with a clear error within the budget, and the
+// engine keeps working afterwards.
+TEST_F(JqEngineTest, HostileExpressionsAreBounded) {
+  for (const char* hostile :
+       {"[range(1e9)] | length", "def f: f; f", "def f: 1 + f; f", "last(range(1e12))",
+        "def r: ., r; r", "[limit(1e9; def r: ., r; r)] | length"}) {
+    absl::Time start = absl::Now();
+    auto r = Eval(hostile, nullptr);
+    absl::Duration took = absl::Now() - start;
+    ASSERT_FALSE(r.ok()) << hostile;
+    EXPECT_TRUE(r.status().code() == absl::StatusCode::kDeadlineExceeded ||
+                r.status().code() == absl::StatusCode::kResourceExhausted ||
+                r.status().code() == absl::StatusCode::kInvalidArgument)
+        << hostile << ": " << r.status();
+    EXPECT_LT(took, absl::Seconds(10)) << hostile;
+    EXPECT_THAT(*Eval(".x", Json::parse(R"({"x":7})")), ElementsAre(7)) << "after " << hostile;
+  }
+}
+
+TEST_F(JqEngineTest, WorkersSeeNoEnvironment) {
+  EXPECT_THAT(*Eval("env | length", nullptr), ElementsAre(0));
+}
+
+// Many threads share one engine; every answer must be the right one.
+TEST_F(JqEngineTest, ConcurrentStress) {
+  auto program = engine_->Compile({".n * 2", "[.items[] | select(. % 2 == 0)] | length"});
+  ASSERT_TRUE(program.ok());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 200; ++i) {
+        int n = t * 1000 + i;
+        Json doc = {{"n", n}, {"items", std::vector<int>(static_cast<size_t>(i % 10), 2)}};
+        absl::Status s = engine_->Run([&](Session& session) {
+          auto in = session.Load(doc);
+          auto a = session.Evaluate(**program, 0, in);
+          auto b = session.Evaluate(**program, 1, in);
+          if (!a.ok() || !b.ok() || (*a)[0] != 2 * n || (*b)[0] != i % 10) ++failures;
+          return absl::OkStatus();
+        });
+        if (!s.ok()) ++failures;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+}  // namespace
+}  // namespace wm::expressions
