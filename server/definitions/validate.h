@@ -1,0 +1,35 @@
+#ifndef WM_SERVER_DEFINITIONS_VALIDATE_H_
+#define WM_SERVER_DEFINITIONS_VALIDATE_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "server/common/openapi_schema.h"
+#include "server/definitions/definition.h"
+
+namespace wm::definitions {
+
+// Field path of component `index` (0 = root, i = childComponents[i-1]).
+std::string ComponentPath(size_t index);
+
+// Calls fn(field path, expression, is_pod_expression) for every jq
+// expression the format tags for validation, in a fixed order.
+void ForEachExpression(
+    const Definition& def,
+    const std::function<void(const std::string& path, const std::string& expression)>& fn);
+
+// Semantic validation, without compiling: upstream's validator rules in its
+// order (unique names, which aborts; the root's kind, owner and status; each
+// child's owner; one spec shape; instanceIdPath <=> instance selector;
+// ownership cycles; gang members), the CRD's CEL rules, the read-only jq
+// blacklist and blocked builtins on every tagged expression, and ours:
+// podGroup subgroups name existing components, scale definitions set a
+// path, expressions are at most 16 KiB, and instance, spec and scale paths
+// agree on how many values they yield (warnings, since only the object can
+// prove them wrong). Compile errors are added by CompileDefinition.
+std::vector<Finding> Validate(const Definition& def);
+
+}  // namespace wm::definitions
+
+#endif  // WM_SERVER_DEFINITIONS_VALIDATE_H_
