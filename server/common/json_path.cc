@@ -1,0 +1,89 @@
+#include "server/common/json_path.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace wm {
+
+absl::Status SetPath(Json& document, const Json& path, Json value) {
+  if (!path.is_array()) return absl::InvalidArgumentError("path must be an array");
+  Json* current = &document;
+  for (const Json& step : path) {
+    if (step.is_string()) {
+      if (current->is_null()) *current = Json::object();
+      if (!current->is_object()) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot index ", current->type_name(),
+                                                       " with \"", step.get<std::string>(),
+                                                       "\" at ", JqPathString(path)));
+      }
+      current = &(*current)[step.get<std::string>()];
+    } else if (step.is_number()) {
+      if (current->is_null()) *current = Json::array();
+      if (!current->is_array()) {
+        return absl::InvalidArgumentError(absl::StrCat("cannot index ", current->type_name(),
+                                                       " with a number at ", JqPathString(path)));
+      }
+      int64_t index = static_cast<int64_t>(step.get<double>());
+      if (index < 0) index += static_cast<int64_t>(current->size());
+      if (index < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("out of bounds negative array index at ", JqPathString(path)));
+      }
+      while (current->size() <= static_cast<size_t>(index)) current->push_back(nullptr);
+      current = &(*current)[static_cast<size_t>(index)];
+    } else {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unsupported path step ", step.dump(), " (slices cannot be written)"));
+    }
+  }
+  *current = std::move(value);
+  return absl::OkStatus();
+}
+
+const Json* GetPath(const Json& document, const Json& path) {
+  const Json* current = &document;
+  for (const Json& step : path) {
+    if (step.is_string() && current->is_object()) {
+      auto it = current->find(step.get<std::string>());
+      if (it == current->end()) return nullptr;
+      current = &*it;
+    } else if (step.is_number() && current->is_array()) {
+      int64_t index = static_cast<int64_t>(step.get<double>());
+      if (index < 0) index += static_cast<int64_t>(current->size());
+      if (index < 0 || static_cast<size_t>(index) >= current->size()) return nullptr;
+      current = &(*current)[static_cast<size_t>(index)];
+    } else {
+      return nullptr;
+    }
+  }
+  return current;
+}
+
+const Json* Find(const Json& document, std::initializer_list<absl::string_view> keys) {
+  const Json* current = &document;
+  for (absl::string_view key : keys) {
+    if (!current->is_object()) return nullptr;
+    auto it = current->find(std::string(key));
+    if (it == current->end()) return nullptr;
+    current = &*it;
+  }
+  return current;
+}
+
+std::string FindString(const Json& document, std::initializer_list<absl::string_view> keys) {
+  const Json* value = Find(document, keys);
+  return value != nullptr && value->is_string() ? value->get<std::string>() : "";
+}
+
+std::string JqPathString(const Json& path) {
+  std::string out;
+  for (const Json& step : path) {
+    if (step.is_string()) {
+      absl::StrAppend(&out, ".", step.get<std::string>());
+    } else {
+      absl::StrAppend(&out, "[", step.dump(), "]");
+    }
+  }
+  return out.empty() ? "." : out;
+}
+
+}  // namespace wm

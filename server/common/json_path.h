@@ -1,0 +1,35 @@
+#ifndef WM_SERVER_COMMON_JSON_PATH_H_
+#define WM_SERVER_COMMON_JSON_PATH_H_
+
+#include <initializer_list>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "server/common/json.h"
+
+namespace wm {
+
+// Sets `value` at `path` (a jq path: an array of object keys and array
+// indices, as `path(...)` yields) inside `document`, as jq's setpath does:
+// missing intermediate objects and arrays are created, arrays are extended
+// with nulls, negative indices count from the end. Fails where the document
+// has a value of the wrong type on the way (e.g. a key into an array).
+absl::Status SetPath(Json& document, const Json& path, Json value);
+
+// The value at `path`, or nullptr (as jq's getpath gives null).
+const Json* GetPath(const Json& document, const Json& path);
+
+// The value under nested object keys, or nullptr when any step is missing or
+// not an object: Find(pod, {"metadata", "labels"}).
+const Json* Find(const Json& document, std::initializer_list<absl::string_view> keys);
+
+// The string under nested object keys, or "" when absent or not a string.
+std::string FindString(const Json& document, std::initializer_list<absl::string_view> keys);
+
+// Renders a jq path for error messages: ["a", 0, "b"] -> .a[0].b
+std::string JqPathString(const Json& path);
+
+}  // namespace wm
+
+#endif  // WM_SERVER_COMMON_JSON_PATH_H_

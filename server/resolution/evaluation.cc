@@ -1,0 +1,46 @@
+#include "server/resolution/evaluation.h"
+
+#include <cmath>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace wm::resolution {
+
+std::string KeyString(const Json& value) {
+  if (value.is_string()) return value.get<std::string>();
+  if (value.is_number()) {
+    double d = value.get<double>();
+    if (std::floor(d) == d && std::fabs(d) < 1e15) return absl::StrCat(static_cast<int64_t>(d));
+    return absl::StrCat(d);
+  }
+  return value.dump();
+}
+
+absl::StatusOr<std::vector<Json>> Evaluation::All(definitions::ExprIndex index,
+                                                  expressions::Session::InputId input) {
+  auto result = session_.Evaluate(*def_.program, static_cast<size_t>(index), input);
+  if (!result.ok()) {
+    return absl::Status(result.status().code(),
+                        absl::StrCat(def_.field_paths[index], ": ", result.status().message()));
+  }
+  return result;
+}
+
+absl::StatusOr<std::string> Evaluation::Single(definitions::ExprIndex index,
+                                               expressions::Session::InputId input) {
+  auto values = All(index, input);
+  if (!values.ok()) return values.status();
+  if (values->size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        def_.field_paths[index], ": expected single query result, got ", values->size()));
+  }
+  const Json& v = (*values)[0];
+  if (v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(def_.field_paths[index], ": query result is empty"));
+  }
+  return KeyString(v);
+}
+
+}  // namespace wm::resolution

@@ -1,0 +1,44 @@
+#ifndef WM_SERVER_RESOLUTION_EVALUATION_H_
+#define WM_SERVER_RESOLUTION_EVALUATION_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/common/json.h"
+#include "server/definitions/compiled_definition.h"
+#include "server/expressions/engine.h"
+
+namespace wm::resolution {
+
+// Evaluates one definition's expressions inside an engine session, naming
+// the definition field in every error.
+class Evaluation {
+ public:
+  Evaluation(const definitions::CompiledDefinition& def, expressions::Session& session)
+      : def_(def), session_(session) {}
+
+  const definitions::CompiledDefinition& def() const { return def_; }
+  expressions::Session::InputId Load(const Json& input) { return session_.Load(input); }
+
+  // All outputs of expression `index`; the error names the field.
+  absl::StatusOr<std::vector<Json>> All(definitions::ExprIndex index,
+                                        expressions::Session::InputId input);
+
+  // Upstream's single-value rule for pod keys: exactly one output, not
+  // null and not "", rendered as Go's %v would ("3", "true", "x").
+  absl::StatusOr<std::string> Single(definitions::ExprIndex index,
+                                     expressions::Session::InputId input);
+
+ private:
+  const definitions::CompiledDefinition& def_;
+  expressions::Session& session_;
+};
+
+// Go's %v of a JSON value for keys and ids: strings as-is, integral numbers
+// without a fraction, other values as JSON.
+std::string KeyString(const Json& value);
+
+}  // namespace wm::resolution
+
+#endif  // WM_SERVER_RESOLUTION_EVALUATION_H_

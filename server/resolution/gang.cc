@@ -1,0 +1,288 @@
+#include "server/resolution/gang.h"
+
+#include <algorithm>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/common/json_path.h"
+
+namespace wm::resolution {
+namespace {
+
+using definitions::CompiledDefinition;
+using definitions::kNone;
+using expressions::Session;
+
+// Objects without a UID (manifests read from files) get a placeholder.
+std::string TopOwnerUid(const Json& root) {
+  std::string uid = FindString(root, {"metadata", "uid"});
+  return uid.empty() ? "<uid>" : uid;
+}
+
+std::string Label(const Json& object, const std::string& key) {
+  return FindString(object, {"metadata", "labels", key});
+}
+
+void SetTopology(const std::optional<definitions::Topology>& t,
+                 workloadmap::v1::TopologyConstraint* out) {
+  if (!t) return;
+  out->set_topology(t->topology_name);
+  out->set_required_topology_level(t->required_topology_level);
+  out->set_preferred_topology_level(t->preferred_topology_level);
+}
+
+void SetHints(const Json& root, const Json* pod, workloadmap::v1::PodGroup& group) {
+  for (const Json* source : {&root, pod}) {
+    if (source == nullptr) continue;
+    if (group.queue().empty()) group.set_queue(Label(*source, "kai.scheduler/queue"));
+    if (group.priority_class_name().empty()) {
+      group.set_priority_class_name(Label(*source, "priorityClassName"));
+    }
+  }
+}
+
+bool AnyScaleDefinition(const CompiledDefinition& def) {
+  return std::any_of(def.components.begin(), def.components.end(),
+                     [](const auto& c) { return c.def->scale.has_value(); });
+}
+
+bool IsDescendantOrSelf(const CompiledDefinition& def, int component, int ancestor) {
+  for (int c = component; c >= 0; c = def.components[c].parent) {
+    if (c == ancestor) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<int32_t> ScaledSubtree(const CompiledDefinition& def, const ComponentNode& node,
+                                      const std::string* instance) {
+  int64_t own = 0;
+  if (instance != nullptr && node.instances.size() > 1) {
+    auto it = std::find_if(node.instances.begin(), node.instances.end(),
+                           [&](const InstanceNode& i) { return i.id == *instance; });
+    if (it == node.instances.end()) {
+      return absl::NotFoundError(absl::StrCat("instance ", *instance, " of component ",
+                                              def.components[node.index].def->name, " not found"));
+    }
+    own = it->EffectiveMin();
+  } else if (def.components[node.index].def->scale) {
+    for (const auto& i : node.instances) own += i.EffectiveMin();
+  }
+  if (node.children.empty()) return static_cast<int32_t>(own);
+  int64_t children = 0;
+  for (const auto& child : node.children) {
+    auto scale = ScaledSubtree(def, child, nullptr);
+    if (!scale.ok()) return scale.status();
+    children += *scale;
+  }
+  if (children == 0) return static_cast<int32_t>(own);
+  if (own == 0) return static_cast<int32_t>(children);
+  return static_cast<int32_t>(own * children);
+}
+
+int32_t CountLeaves(const CompiledDefinition& def, const ComponentNode& node, bool requested) {
+  int32_t count = 0;
+  if (def.components[node.index].def->HasPodDefinition()) {
+    count += requested ? 1 : static_cast<int32_t>(node.instances.size());
+  }
+  for (const auto& child : node.children) count += CountLeaves(def, child, false);
+  return count;
+}
+
+}  // namespace
+
+std::vector<int> LeafComponents(const CompiledDefinition& def) {
+  std::vector<int> leaves;
+  for (size_t i = 0; i < def.components.size(); ++i) {
+    if (def.components[i].def->HasPodDefinition()) leaves.push_back(static_cast<int>(i));
+  }
+  return leaves;
+}
+
+absl::StatusOr<bool> TypeSelectorAccepts(Evaluation& eval, int component, const Json& pod,
+                                         Session::InputId pod_input) {
+  const auto& compiled = eval.def().components[component];
+  const auto& selector = compiled.def->pod_selector;
+  if (!selector || !selector->component_type_selector) return false;
+  const auto& ts = *selector->component_type_selector;
+  for (const auto& [key, value] : ts.match_labels) {
+    const Json* label = Find(pod, {"metadata", "labels", key});
+    if (label == nullptr || *label != value) return false;
+  }
+  if (compiled.type_equality != kNone) {
+    auto values = eval.All(compiled.type_equality, pod_input);
+    if (!values.ok()) return values.status();
+    return std::any_of(values->begin(), values->end(), [](const Json& v) { return v == true; });
+  }
+  if (compiled.type_key != kNone) {
+    auto values = eval.All(compiled.type_key, pod_input);
+    if (!values.ok()) return values.status();
+    return std::any_of(values->begin(), values->end(), [](const Json& v) { return !v.is_null(); });
+  }
+  return true;
+}
+
+absl::StatusOr<int> InferPodComponent(Evaluation& eval, const Json& pod,
+                                      Session::InputId pod_input) {
+  std::vector<int> leaves = LeafComponents(eval.def());
+  if (leaves.size() == 1) return leaves[0];
+  for (int leaf : leaves) {
+    auto accepts = TypeSelectorAccepts(eval, leaf, pod, pod_input);
+    if (!accepts.ok()) return accepts.status();
+    if (*accepts) return leaf;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no component found for pod ", FindString(pod, {"metadata", "name"})));
+}
+
+absl::StatusOr<int32_t> SubtreeScale(const CompiledDefinition& def, const ComponentNode& tree,
+                                     int component, const std::string* instance) {
+  const ComponentNode* node = FindNode(tree, component);
+  if (node == nullptr) {
+    return absl::NotFoundError(absl::StrCat("component ", component, " not found"));
+  }
+  if (AnyScaleDefinition(def)) return ScaledSubtree(def, *node, instance);
+  return CountLeaves(def, *node, instance != nullptr);
+}
+
+absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
+                                                           const ComponentNode& tree,
+                                                           const Json& root) {
+  const CompiledDefinition& def = eval.def();
+  const auto& form = def.definition->gang.pod_group;
+  if (!form) return absl::NotFoundError("the definition has no podGroup gang instructions");
+  workloadmap::v1::PodGroup group;
+  group.set_name(absl::StrCat("pg-", TopOwnerUid(root), "-", form->name));
+  group.set_form("podGroup");
+  SetTopology(form->topology, group.mutable_topology());
+  if (!form->topology) group.clear_topology();
+  for (const auto& sub : form->sub_groups) {
+    int component = def.ComponentIndex(sub.component_name);
+    auto scale = SubtreeScale(def, tree, component);
+    if (!scale.ok()) return scale.status();
+    if (*scale == 0) {
+      return absl::FailedPreconditionError(absl::StrCat("component ", sub.component_name,
+                                                        " must expose a replica scale definition"));
+    }
+    auto* out = group.add_sub_groups();
+    out->set_name(sub.component_name);
+    out->set_min_member(*scale);
+    if (sub.topology) SetTopology(sub.topology, out->mutable_topology());
+  }
+  if (form->sub_groups.empty()) {
+    auto scale = SubtreeScale(def, tree, 0);
+    if (!scale.ok()) return scale.status();
+    group.set_min_member(*scale);
+  } else {
+    group.set_min_sub_group(static_cast<int32_t>(form->sub_groups.size()));
+  }
+  SetHints(root, nullptr, group);
+  return group;
+}
+
+absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
+                                   const Json& pod, Session::InputId pod_input) {
+  const CompiledDefinition& def = eval.def();
+  PodGang result;
+  result.assignment.set_pod(FindString(pod, {"metadata", "name"}));
+  auto component = InferPodComponent(eval, pod, pod_input);
+
+  if (def.definition->gang.pod_group) {
+    auto group = WorkloadPodGroup(eval, tree, root);
+    if (!group.ok()) return group.status();
+    result.group = *std::move(group);
+    SetHints(root, &pod, result.group);
+    if (component.ok()) {
+      result.assignment.set_component(def.components[*component].def->name);
+      for (const auto& sub : def.definition->gang.pod_group->sub_groups) {
+        if (IsDescendantOrSelf(def, *component, def.ComponentIndex(sub.component_name))) {
+          result.assignment.set_sub_group(sub.component_name);
+          break;
+        }
+      }
+    }
+    result.assignment.set_pod_group(result.group.name());
+    return result;
+  }
+  if (def.definition->gang.pod_groups.empty()) {
+    return absl::NotFoundError("the definition has no gang scheduling instructions");
+  }
+  if (!component.ok()) return component.status();
+  result.assignment.set_component(def.components[*component].def->name);
+
+  // Candidates: members naming the component, then its ancestors, in group
+  // and member order; direct mentions first.
+  struct Candidate {
+    size_t group, member;
+  };
+  std::vector<Candidate> candidates;
+  for (int level = *component; level >= 0; level = def.components[level].parent) {
+    const std::string& name = def.components[level].def->name;
+    for (size_t g = 0; g < def.definition->gang.pod_groups.size(); ++g) {
+      const auto& members = def.definition->gang.pod_groups[g].members;
+      for (size_t m = 0; m < members.size(); ++m) {
+        if (members[m].component_name == name) candidates.push_back({g, m});
+      }
+    }
+  }
+  const Candidate* effective = nullptr;
+  for (const auto& c : candidates) {
+    bool pass = true;
+    for (auto filter : def.pod_group_members[c.group][c.member].filters) {
+      auto values = eval.All(filter, pod_input);
+      if (!values.ok()) return values.status();
+      if (values->size() != 1) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            def.field_paths[filter], ": expected single query result, got ", values->size()));
+      }
+      pass = pass && (*values)[0] == true;
+    }
+    if (pass) {
+      effective = &c;
+      break;
+    }
+  }
+  if (effective == nullptr) {
+    return absl::NotFoundError(absl::StrCat("pod ", result.assignment.pod(),
+                                            " does not match any Karta pod group member "
+                                            "definition"));
+  }
+  const auto& member = def.definition->gang.pod_groups[effective->group].members[effective->member];
+  int effective_component = def.ComponentIndex(member.component_name);
+  std::string instance;
+  bool has_instance = false;
+  const auto& own = def.components[*component];
+  if (effective_component == *component && own.instance_selector != kNone) {
+    auto id = eval.Single(own.instance_selector, pod_input);
+    if (!id.ok()) return id.status();
+    const ComponentNode* node = FindNode(tree, *component);
+    bool known = node != nullptr && std::any_of(node->instances.begin(), node->instances.end(),
+                                                [&](const InstanceNode& i) { return i.id == *id; });
+    if (!known) {
+      return absl::NotFoundError(
+          absl::StrCat("could not match instance id ", *id, " of pod ", result.assignment.pod()));
+    }
+    instance = *id;
+    has_instance = true;
+    result.assignment.set_instance_id(instance);
+  }
+  std::vector<std::string> keys;
+  for (auto key_path :
+       def.pod_group_members[effective->group][effective->member].group_by_key_paths) {
+    auto key = eval.Single(key_path, pod_input);
+    if (!key.ok()) return key.status();
+    keys.push_back(*key);
+  }
+  auto scale = SubtreeScale(def, tree, effective_component, has_instance ? &instance : nullptr);
+  if (!scale.ok()) return scale.status();
+  std::string name = absl::StrCat("pg-", TopOwnerUid(root));
+  if (!keys.empty()) absl::StrAppend(&name, "-", absl::StrJoin(keys, "-"));
+  result.group.set_name(name);
+  result.group.set_form("podGroups");
+  result.group.set_min_member(*scale);
+  SetHints(root, &pod, result.group);
+  result.assignment.set_pod_group(name);
+  return result;
+}
+
+}  // namespace wm::resolution

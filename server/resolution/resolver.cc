@@ -1,0 +1,338 @@
+#include "server/resolution/resolver.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "server/common/json_path.h"
+#include "server/resolution/evaluation.h"
+#include "server/resolution/gang.h"
+#include "server/resolution/pods.h"
+#include "server/resolution/resources.h"
+#include "server/resolution/status.h"
+#include "server/resolution/tree.h"
+
+namespace wm::resolution {
+namespace {
+
+using definitions::CompiledDefinition;
+using definitions::kNone;
+using expressions::Session;
+namespace v1 = ::workloadmap::v1;
+
+// Pods of the workload with what attribution learned about them.
+struct PodEntry {
+  PodFacts facts;
+  Session::InputId input = -1;  // loaded on first use
+  std::string instance_id, replica_key;
+};
+
+class Resolution {
+ public:
+  Resolution(const CompiledDefinition& def, Evaluation& eval, const WorkloadInput& input,
+             const ResolveOptions& options, v1::ResolvedWorkload& out)
+      : def_(def), eval_(eval), input_(input), options_(options), out_(out) {}
+
+  absl::Status Run() {
+    const Json& object = *input_.object;
+    SetRef(object);
+    root_input_ = eval_.Load(object);
+    auto status = EvaluateStatus(eval_, root_input_);
+    if (!status.ok()) return status.status();
+    SetStatus(*status);
+    auto tree = BuildTree(eval_, root_input_);
+    if (!tree.ok()) return tree.status();
+    tree_ = *std::move(tree);
+    CollectPods();
+    std::vector<int> all(pods_.size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    PlacePods(tree_, all);
+    Resources total;
+    *out_.mutable_root() = BuildComponent(tree_, total);
+    ExportResources(total, out_.mutable_resources());
+    std::set<std::string> nodes;
+    for (const auto& p : pods_) {
+      if (!p.facts.node.empty()) nodes.insert(p.facts.node);
+    }
+    for (const auto& n : nodes) out_.add_nodes(n);
+    if (options_.include_gang && !def_.definition->gang.empty()) Gang();
+    return absl::OkStatus();
+  }
+
+ private:
+  void SetRef(const Json& object) {
+    v1::ObjectRef* ref = out_.mutable_ref();
+    ref->set_cluster(options_.cluster);
+    std::string api_version = FindString(object, {"apiVersion"});
+    size_t slash = api_version.find('/');
+    ref->set_group(slash == std::string::npos ? "" : api_version.substr(0, slash));
+    ref->set_version(slash == std::string::npos ? api_version : api_version.substr(slash + 1));
+    ref->set_kind(FindString(object, {"kind"}));
+    ref->set_namespace_(FindString(object, {"metadata", "namespace"}));
+    ref->set_name(FindString(object, {"metadata", "name"}));
+    ref->set_uid(FindString(object, {"metadata", "uid"}));
+    out_.set_resource_version(FindString(object, {"metadata", "resourceVersion"}));
+    out_.set_creation_timestamp(FindString(object, {"metadata", "creationTimestamp"}));
+    out_.mutable_definition()->set_name(def_.definition->name);
+    out_.mutable_definition()->set_origin(definitions::OriginName(def_.definition->origin));
+  }
+
+  void SetStatus(const StatusResult& status) {
+    if (!status.defined) return;
+    v1::WorkloadStatus* s = out_.mutable_status();
+    s->set_phase(status.phase);
+    for (const auto& c : status.conditions) {
+      auto* cond = s->add_conditions();
+      cond->set_type(c.type);
+      cond->set_status(c.status);
+      cond->set_message(c.message);
+      cond->set_reason(c.reason);
+    }
+    for (auto m : status.matched) s->add_matched_statuses(definitions::StatusName(m));
+  }
+
+  void CollectPods() {
+    if (!options_.include_pods && !options_.include_gang) return;
+    OwnerIndex owners;
+    for (const Json* o : input_.owners) {
+      std::string uid = FindString(*o, {"metadata", "uid"});
+      if (!uid.empty()) owners[uid] = o;
+    }
+    std::string root_uid = FindString(*input_.object, {"metadata", "uid"});
+    for (const Json* pod : input_.pods) {
+      if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
+      pods_.push_back({ReadPod(*pod)});
+    }
+    std::sort(pods_.begin(), pods_.end(),
+              [](const PodEntry& a, const PodEntry& b) { return a.facts.name < b.facts.name; });
+  }
+
+  Session::InputId PodInput(int pod) {
+    if (pods_[pod].input < 0) pods_[pod].input = eval_.Load(*pods_[pod].facts.object);
+    return pods_[pod].input;
+  }
+
+  void Warn(std::string message) {
+    if (out_.warnings_size() < 50) out_.add_warnings(std::move(message));
+  }
+
+  // Top-down placement (format §2.7): pod-bearing components claim what
+  // their type selector accepts (all pods when the definition has a single
+  // spec), grouping components pass their set down, multi-instance
+  // components split by instance id.
+  void PlacePods(const ComponentNode& node, const std::vector<int>& candidates) {
+    const auto& compiled = def_.components[node.index];
+    const auto& cdef = *compiled.def;
+    std::vector<int> claimed;
+    if (cdef.HasPodDefinition()) {
+      bool has_type_selector = cdef.pod_selector && cdef.pod_selector->component_type_selector;
+      if (has_type_selector) {
+        for (int p : candidates) {
+          auto accepts =
+              TypeSelectorAccepts(eval_, node.index, *pods_[p].facts.object, PodInput(p));
+          if (!accepts.ok()) {
+            Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", accepts.status().message()));
+          } else if (*accepts) {
+            claimed.push_back(p);
+          }
+        }
+      } else if (SpecCount() == 1) {
+        claimed = candidates;
+      }
+    }
+    // Descendants inherit the replica key of the nearest ancestor that
+    // declares a replica selector: the key is kept per pod.
+    if (compiled.replica_selector != kNone) {
+      for (int p : candidates) {
+        auto key = eval_.Single(compiled.replica_selector, PodInput(p));
+        if (key.ok()) pods_[p].replica_key = *key;
+      }
+    }
+    std::map<std::string, std::vector<int>>& placed = placement_[node.index];
+    bool multi = compiled.instance_selector != kNone;
+    for (int p : claimed) {
+      if (!multi) {
+        placed[""].push_back(p);
+        continue;
+      }
+      auto id = eval_.Single(compiled.instance_selector, PodInput(p));
+      if (!id.ok()) {
+        Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", id.status().message()));
+        continue;
+      }
+      bool known = std::any_of(node.instances.begin(), node.instances.end(),
+                               [&](const InstanceNode& i) { return i.id == *id; });
+      if (!known) {
+        Warn(absl::StrCat("pod ", pods_[p].facts.name, ": could not match instance id ", *id,
+                          " of component ", cdef.name));
+        continue;
+      }
+      pods_[p].instance_id = *id;
+      placed[*id].push_back(p);
+    }
+    for (const auto& child : node.children) PlacePods(child, candidates);
+  }
+
+  int SpecCount() const {
+    int count = 0;
+    for (const auto& c : def_.components) count += c.def->spec ? 1 : 0;
+    return count;
+  }
+
+  static void SetCounts(v1::ReplicaCounts* counts, int desired, int current, int ready) {
+    counts->set_desired(desired);
+    counts->set_current(current);
+    counts->set_ready(ready);
+  }
+
+  v1::Component BuildComponent(const ComponentNode& node, Resources& total) {
+    const auto& compiled = def_.components[node.index];
+    const auto& cdef = *compiled.def;
+    v1::Component out;
+    out.set_name(cdef.name);
+    if (cdef.kind) {
+      out.mutable_kind()->set_group(cdef.kind->group);
+      out.mutable_kind()->set_version(cdef.kind->version);
+      out.mutable_kind()->set_kind(cdef.kind->kind);
+    }
+    out.set_has_pod_definition(cdef.HasPodDefinition());
+    // Children once; each instance carries a copy (upstream's shape).
+    std::vector<v1::Component> children;
+    Resources children_total;
+    for (const auto& child : node.children)
+      children.push_back(BuildComponent(child, children_total));
+    Resources component_total;
+    int desired_sum = 0, current_sum = 0, ready_sum = 0;
+    std::set<std::string> component_nodes;
+    for (const auto& instance : node.instances) {
+      v1::ComponentInstance* inst = out.add_instances();
+      inst->set_id(instance.id);
+      if (instance.replicas) inst->mutable_scale()->set_replicas(*instance.replicas);
+      if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
+      if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
+      Resources per_pod;
+      if (cdef.HasPodDefinition()) {
+        per_pod = instance.fragmented.is_object() ? FragmentedRequests(instance.fragmented)
+                                                  : PodSpecRequests(instance.PodSpec());
+      }
+      ExportResources(per_pod, inst->mutable_pod_resources());
+      int desired = cdef.HasPodDefinition() || cdef.scale ? instance.Desired() : 0;
+      Resources instance_total;
+      AddScaled(instance_total, per_pod, desired);
+      for (const auto& [name, milli] : children_total) instance_total[name] += milli;
+      ExportResources(instance_total, inst->mutable_resources());
+      AddScaled(component_total, instance_total, 1);
+
+      std::vector<int> pods;
+      if (auto it = placement_.find(node.index); it != placement_.end()) {
+        if (auto jt = it->second.find(instance.id); jt != it->second.end()) pods = jt->second;
+      }
+      int current = 0, ready = 0;
+      std::set<std::string> nodes;
+      for (int p : pods) {
+        const PodFacts& f = pods_[p].facts;
+        current += f.Active() ? 1 : 0;
+        ready += f.ready ? 1 : 0;
+        if (!f.node.empty()) nodes.insert(f.node);
+      }
+      SetCounts(inst->mutable_replicas(), desired, current, ready);
+      desired_sum += desired;
+      current_sum += current;
+      ready_sum += ready;
+      for (const auto& n : nodes) {
+        inst->add_nodes(n);
+        component_nodes.insert(n);
+      }
+      if (options_.include_pods) AddPods(pods, inst);
+      for (const auto& child : children) *inst->add_children() = child;
+    }
+    SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
+    ExportResources(component_total, out.mutable_resources());
+    for (const auto& n : component_nodes) out.add_nodes(n);
+    AddScaled(total, component_total, 1);
+    return out;
+  }
+
+  void AddPods(std::vector<int> pods, v1::ComponentInstance* inst) {
+    if (options_.pod_limit > 0 && static_cast<int>(pods.size()) > options_.pod_limit) {
+      std::stable_sort(pods.begin(), pods.end(), [&](int a, int b) {
+        return pods_[a].facts.Unhealthy() && !pods_[b].facts.Unhealthy();
+      });
+      pods.resize(options_.pod_limit);
+      std::sort(pods.begin(), pods.end());
+    }
+    for (int p : pods) {
+      const PodEntry& e = pods_[p];
+      v1::Pod* pod = inst->add_pods();
+      pod->set_name(e.facts.name);
+      pod->set_namespace_(e.facts.namespace_);
+      pod->set_uid(e.facts.uid);
+      pod->set_phase(e.facts.phase);
+      pod->set_ready(e.facts.ready);
+      pod->set_reason(e.facts.reason);
+      pod->set_node(e.facts.node);
+      ExportResources(e.facts.requests, pod->mutable_resources());
+      pod->set_instance_id(e.instance_id);
+      pod->set_replica_key(e.replica_key);
+    }
+  }
+
+  void Gang() {
+    v1::GangInstructions* gang = out_.mutable_gang();
+    std::map<std::string, v1::PodGroup> groups;
+    if (def_.definition->gang.pod_group) {
+      auto group = WorkloadPodGroup(eval_, tree_, *input_.object);
+      if (group.ok()) {
+        groups[group->name()] = *group;
+      } else {
+        Warn(absl::StrCat("gang: ", group.status().message()));
+      }
+    }
+    for (size_t p = 0; p < pods_.size(); ++p) {
+      auto result = GangForPod(eval_, tree_, *input_.object, *pods_[p].facts.object,
+                               PodInput(static_cast<int>(p)));
+      if (!result.ok()) {
+        v1::PodGangAssignment* a = gang->add_assignments();
+        a->set_pod(pods_[p].facts.name);
+        a->set_error(std::string(result.status().message()));
+        continue;
+      }
+      *gang->add_assignments() = result->assignment;
+      groups.try_emplace(result->group.name(), result->group);
+    }
+    for (auto& [name, group] : groups) *gang->add_pod_groups() = std::move(group);
+  }
+
+  const CompiledDefinition& def_;
+  Evaluation& eval_;
+  const WorkloadInput& input_;
+  const ResolveOptions& options_;
+  v1::ResolvedWorkload& out_;
+  Session::InputId root_input_ = -1;
+  ComponentNode tree_;
+  std::vector<PodEntry> pods_;
+  // component index -> instance id -> pod indices
+  std::map<int, std::map<std::string, std::vector<int>>> placement_;
+};
+
+}  // namespace
+
+absl::StatusOr<v1::ResolvedWorkload> ResolveWorkload(const CompiledDefinition& def,
+                                                     expressions::Engine& engine,
+                                                     const WorkloadInput& input,
+                                                     const ResolveOptions& options) {
+  if (input.object == nullptr || !input.object->is_object()) {
+    return absl::InvalidArgumentError("the workload must be a JSON object");
+  }
+  v1::ResolvedWorkload out;
+  absl::Status status = engine.Run([&](Session& session) {
+    Evaluation eval(def, session);
+    Resolution resolution(def, eval, input, options, out);
+    return resolution.Run();
+  });
+  if (!status.ok()) return status;
+  return out;
+}
+
+}  // namespace wm::resolution

@@ -1,0 +1,46 @@
+#ifndef WM_SERVER_RESOLUTION_RESOLVER_H_
+#define WM_SERVER_RESOLUTION_RESOLVER_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/common/json.h"
+#include "server/definitions/compiled_definition.h"
+#include "server/expressions/engine.h"
+#include "workloadmap/v1/workload.pb.h"
+
+namespace wm::resolution {
+
+// What is known of one workload: the root object, and optionally pods and
+// the objects between them and the root (Jobs, ReplicaSets, ...).
+struct WorkloadInput {
+  const Json* object = nullptr;
+  // Candidate pods. A pod counts when its controller ownerReference chain
+  // (through `owners`, at most 8 steps) reaches the root's UID; when the
+  // root has no UID (a manifest from a file) every candidate counts.
+  std::vector<const Json*> pods;
+  std::vector<const Json*> owners;
+};
+
+struct ResolveOptions {
+  bool include_pods = true;
+  // Pods listed per component instance, unhealthy first; 0 lists all.
+  // Counts always cover every pod.
+  int pod_limit = 0;
+  bool include_gang = true;
+  std::string cluster;
+};
+
+// Resolves a workload through its definition: status, component tree with
+// scale, pods (attributed by owner chain, then type, instance and replica
+// selectors), nodes, resource requests at desired scale and gang
+// instructions. Fails when an evaluated expression fails (the error names
+// the definition field); gang problems are reported per pod instead.
+absl::StatusOr<workloadmap::v1::ResolvedWorkload> ResolveWorkload(
+    const definitions::CompiledDefinition& def, expressions::Engine& engine,
+    const WorkloadInput& input, const ResolveOptions& options = {});
+
+}  // namespace wm::resolution
+
+#endif  // WM_SERVER_RESOLUTION_RESOLVER_H_

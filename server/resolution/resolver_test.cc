@@ -1,0 +1,162 @@
+#include "server/resolution/resolver.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/resolution/mutation.h"
+#include "server/resolution/resources.h"
+#include "server/resolution/test_support.h"
+
+namespace wm::resolution {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+namespace v1 = ::workloadmap::v1;
+
+// The seed JobSet with its Jobs and running pods.
+struct Seed {
+  std::vector<Json> docs =
+      ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml")
+          .value();
+  WorkloadInput Input() const {
+    WorkloadInput in{&docs[0]};
+    for (size_t i = 1; i < docs.size(); ++i) {
+      (docs[i]["kind"] == "Pod" ? in.pods : in.owners).push_back(&docs[i]);
+    }
+    return in;
+  }
+};
+
+const v1::ComponentInstance& Instance(const v1::ResolvedWorkload& w, const std::string& id) {
+  for (const auto& i : w.root().instances(0).children(0).instances()) {
+    if (i.id() == id) return i;
+  }
+  ADD_FAILURE() << "no instance " << id;
+  static v1::ComponentInstance none;
+  return none;
+}
+
+TEST(ResolverTest, SeedJobSetWithPods) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  ASSERT_NE(def, nullptr);
+  Seed seed;
+  auto w = ResolveWorkload(*def, testing::TestEngine(), seed.Input());
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_THAT(w->status().matched_statuses(), ElementsAre("Running"));
+  const auto& leader = Instance(*w, "leader");
+  EXPECT_EQ(leader.replicas().desired(), 1);
+  EXPECT_EQ(leader.replicas().ready(), 1);
+  EXPECT_EQ(leader.resources().quantities().at("nvidia.com/gpu"), 4);
+  ASSERT_EQ(leader.pods_size(), 1);
+  EXPECT_EQ(leader.pods(0).node(), "gpu-node-1");
+  EXPECT_EQ(leader.pods(0).replica_key(), "0");
+  const auto& worker = Instance(*w, "worker");
+  EXPECT_EQ(worker.replicas().desired(), 2);
+  EXPECT_EQ(worker.replicas().current(), 2);
+  EXPECT_EQ(worker.replicas().ready(), 2);
+  EXPECT_EQ(worker.resources().quantities().at("nvidia.com/gpu"), 8);
+  EXPECT_THAT(worker.nodes(), ElementsAre("gpu-node-2", "gpu-node-3"));
+  EXPECT_EQ(w->resources().quantities().at("nvidia.com/gpu"), 12);
+  EXPECT_THAT(w->nodes(), ElementsAre("gpu-node-1", "gpu-node-2", "gpu-node-3"));
+  EXPECT_EQ(w->ref().kind(), "JobSet");
+  EXPECT_EQ(w->definition().name(), "jobset-x-k8s-io-jobset-v1alpha2");
+
+  // Gang: one PodGroup for the whole JobSet, every pod in it.
+  ASSERT_EQ(w->gang().pod_groups_size(), 1);
+  const auto& group = w->gang().pod_groups(0);
+  EXPECT_EQ(group.name(), "pg-a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f-jobset");
+  EXPECT_EQ(group.min_member(), 3);
+  ASSERT_EQ(w->gang().assignments_size(), 3);
+  for (const auto& a : w->gang().assignments()) {
+    EXPECT_EQ(a.pod_group(), group.name()) << a.pod() << ": " << a.error();
+  }
+}
+
+TEST(ResolverTest, SeedManifestAloneHasDesiredScale) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  auto docs = ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/jobset.yaml");
+  ASSERT_TRUE(docs.ok());
+  WorkloadInput in{&(*docs)[0]};
+  auto w = ResolveWorkload(*def, testing::TestEngine(), in);
+  ASSERT_TRUE(w.ok()) << w.status();
+  EXPECT_EQ(Instance(*w, "leader").replicas().desired(), 1);
+  EXPECT_EQ(Instance(*w, "worker").replicas().desired(), 2);
+  EXPECT_EQ(Instance(*w, "worker").replicas().current(), 0);
+  EXPECT_EQ(w->resources().quantities().at("nvidia.com/gpu"), 12);
+  // No status yet: initializing.
+  EXPECT_THAT(w->status().matched_statuses(), ElementsAre("Initializing"));
+}
+
+TEST(ResolverTest, PodsOfOtherWorkloadsAreIgnored) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  Seed seed;
+  Json stranger = seed.docs.back();
+  stranger["metadata"]["name"] = "stranger";
+  stranger["metadata"]["ownerReferences"][0]["uid"] = "someone-else";
+  WorkloadInput in = seed.Input();
+  in.pods.push_back(&stranger);
+  auto w = ResolveWorkload(*def, testing::TestEngine(), in);
+  ASSERT_TRUE(w.ok());
+  EXPECT_EQ(Instance(*w, "worker").pods_size(), 2);
+}
+
+TEST(ResolverTest, SuspendAndResumeProducePatches) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  Seed seed;
+  testing::WithEvaluation(*def, [&](Evaluation& eval) {
+    auto suspended = ApplySuspend(eval, seed.docs[0], 0, true);
+    ASSERT_TRUE(suspended.ok()) << suspended.status();
+    EXPECT_EQ((*suspended)["spec"]["suspend"], true);
+    EXPECT_EQ(JsonPatch(seed.docs[0], *suspended),
+              Json::parse(R"([{"op":"add","path":"/spec/suspend","value":true}])"));
+    auto resumed = ApplySuspend(eval, *suspended, 0, false);
+    ASSERT_TRUE(resumed.ok());
+    EXPECT_EQ(JsonPatch(*suspended, *resumed),
+              Json::parse(R"([{"op":"replace","path":"/spec/suspend","value":false}])"));
+    auto none = ApplySuspend(eval, seed.docs[0], 1, true);
+    EXPECT_FALSE(none.ok());
+  });
+}
+
+TEST(ResolverTest, SetsSchedulerNameOnEveryPodTemplate) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  Seed seed;
+  testing::WithEvaluation(*def, [&](Evaluation& eval) {
+    int rj = def->ComponentIndex("replicatedjob");
+    std::map<std::string, Json> templates;
+    for (const auto& job : seed.docs[0]["spec"]["replicatedJobs"]) {
+      Json t = job["template"]["spec"]["template"];
+      t["spec"]["schedulerName"] = "kai-scheduler";
+      templates[job["name"]] = t;
+    }
+    auto out = UpdatePodField(eval, seed.docs[0], rj, PodField::kPodTemplateSpec, templates);
+    ASSERT_TRUE(out.ok()) << out.status();
+    Json patch = JsonPatch(seed.docs[0], *out);
+    ASSERT_EQ(patch.size(), 2u) << patch.dump();
+    EXPECT_EQ(patch[0]["path"], "/spec/replicatedJobs/0/template/spec/template/spec/schedulerName");
+    EXPECT_EQ(patch[1]["path"], "/spec/replicatedJobs/1/template/spec/template/spec/schedulerName");
+    EXPECT_EQ(seed.docs[0].patch(patch), *out);
+  });
+}
+
+TEST(ResolverTest, ResourceAggregationRules) {
+  Json spec = Json::parse(R"({
+    "containers": [
+      {"name": "a", "resources": {"requests": {"cpu": "500m"}, "limits": {"cpu": "1", "memory": "1Gi"}}},
+      {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "2", "example.com/fpga": "1"}}}],
+    "initContainers": [
+      {"name": "init", "resources": {"requests": {"cpu": "4", "memory": "512Mi"}}},
+      {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}],
+    "overhead": {"cpu": "100m"}})");
+  Resources r = PodSpecRequests(spec);
+  // max(init 4, containers 0.5 + sidecar 0.25) + overhead 0.1
+  EXPECT_EQ(r["cpu"], 4100);
+  EXPECT_EQ(r["memory"], (int64_t{1} << 30) * 1000);
+  EXPECT_EQ(r["nvidia.com/gpu"], 2000);
+  EXPECT_EQ(r["example.com/fpga"], 1000);
+  spec["resources"] = {{"requests", {{"cpu", "8"}}}};
+  EXPECT_EQ(PodSpecRequests(spec)["cpu"], 8100);  // pod-level replaces, overhead on top
+}
+
+}  // namespace
+}  // namespace wm::resolution

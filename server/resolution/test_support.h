@@ -1,0 +1,72 @@
+#ifndef WM_SERVER_RESOLUTION_TEST_SUPPORT_H_
+#define WM_SERVER_RESOLUTION_TEST_SUPPORT_H_
+
+// Helpers shared by the resolution tests: one engine per test binary,
+// definitions from the conformance data or inline YAML.
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "server/common/yaml_json.h"
+#include "server/definitions/compiled_definition.h"
+#include "server/definitions/parse.h"
+#include "server/expressions/jq_engine.h"
+#include "server/resolution/evaluation.h"
+
+namespace wm::resolution::testing {
+
+inline expressions::Engine& TestEngine() {
+  static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
+  return *engine;
+}
+
+inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
+    const std::string& text, const std::string& source) {
+  auto docs = ParseYamlDocuments(text);
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  if (!docs.ok() || docs->empty()) return nullptr;
+  auto parsed = definitions::ParseDefinition((*docs)[0], definitions::Origin::kFile, source);
+  std::string findings;
+  for (const auto& f : parsed.findings) findings += f.ToString() + "\n";
+  EXPECT_TRUE(parsed.definition.has_value()) << findings;
+  if (!parsed.definition) return nullptr;
+  auto compiled = definitions::CompileDefinition(*parsed.definition, TestEngine());
+  EXPECT_TRUE(compiled.ok()) << compiled.status();
+  return compiled.ok() ? *compiled : nullptr;
+}
+
+// An upstream catalog definition from ../shared/conformance (a test input,
+// never part of our catalog).
+inline std::shared_ptr<const definitions::CompiledDefinition> Upstream(const std::string& name) {
+  std::string path = std::string(WM_SHARED_DIR) + "/conformance/upstream-catalog/" + name + ".yaml";
+  auto docs = ReadYamlFile(path);
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  if (!docs.ok()) return nullptr;
+  return CompileYaml((*docs)[0].dump(), path);
+}
+
+inline std::shared_ptr<const definitions::CompiledDefinition> Ours(const std::string& name) {
+  auto docs = ReadYamlFile(std::string(WM_SOURCE_DIR) + "/catalog/" + name + ".yaml");
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  if (!docs.ok()) return nullptr;
+  return CompileYaml((*docs)[0].dump(), name);
+}
+
+inline Json Yaml(const std::string& text) { return ParseYamlDocuments(text).value().at(0); }
+
+// Runs fn(Evaluation&) in an engine session.
+template <typename Fn>
+void WithEvaluation(const definitions::CompiledDefinition& def, Fn fn) {
+  absl::Status s = TestEngine().Run([&](expressions::Session& session) {
+    Evaluation eval(def, session);
+    fn(eval);
+    return absl::OkStatus();
+  });
+  ASSERT_TRUE(s.ok()) << s;
+}
+
+}  // namespace wm::resolution::testing
+
+#endif  // WM_SERVER_RESOLUTION_TEST_SUPPORT_H_

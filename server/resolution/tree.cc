@@ -1,0 +1,200 @@
+#include "server/resolution/tree.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace wm::resolution {
+namespace {
+
+using definitions::ExprIndex;
+using definitions::FragmentedPodSpec;
+using definitions::kNone;
+using expressions::Session;
+
+absl::Status CountMismatch(size_t ids, size_t results) {
+  return absl::InvalidArgumentError(
+      absl::StrCat("instance ids count (", ids, ") does not match results count (", results, ")"));
+}
+
+// Evaluates each present expression and pads the outputs to the longest
+// list; fails when that length differs from `ids`. Returns one row per
+// expression; all rows have `ids` entries, or none when no expression is
+// present ("no data").
+absl::StatusOr<std::vector<std::vector<Json>>> ZipByIndex(Evaluation& eval, Session::InputId root,
+                                                          const std::vector<ExprIndex>& exprs,
+                                                          size_t ids, const std::string& what) {
+  std::vector<std::vector<Json>> rows(exprs.size());
+  size_t longest = 0;
+  bool any = false;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    if (exprs[i] == kNone) continue;
+    any = true;
+    auto values = eval.All(exprs[i], root);
+    if (!values.ok()) return values.status();
+    rows[i] = *std::move(values);
+    longest = std::max(longest, rows[i].size());
+  }
+  if (!any) return std::vector<std::vector<Json>>{};
+  if (longest != ids) {
+    absl::Status mismatch = CountMismatch(ids, longest);
+    return absl::InvalidArgumentError(absl::StrCat(what, ": ", mismatch.message()));
+  }
+  for (auto& row : rows) row.resize(ids);  // pads with null
+  return rows;
+}
+
+absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId root, int index) {
+  const auto& compiled = eval.def().components[index];
+  const auto& def = *compiled.def;
+  ComponentNode node;
+  node.index = index;
+  if (compiled.instance_ids != kNone) {
+    auto ids = eval.All(compiled.instance_ids, root);
+    if (!ids.ok()) return ids.status();
+    for (const Json& id : *ids) {
+      if (!id.is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(eval.def().field_paths[compiled.instance_ids], ": instance id ", id.dump(),
+                         " is not a string"));
+      }
+      if (id.get_ref<const std::string&>().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(eval.def().field_paths[compiled.instance_ids], ": instance id is empty"));
+      }
+      node.raw_ids.push_back(id.get<std::string>());
+    }
+  } else {
+    node.raw_ids.push_back("");
+  }
+  const size_t n = node.raw_ids.size();
+  std::vector<InstanceNode> raw(n);
+  for (size_t i = 0; i < n; ++i) raw[i].id = node.raw_ids[i];
+  std::string where = absl::StrCat("component ", def.name);
+
+  // Pod template / pod spec (+ metadata).
+  auto specs =
+      ZipByIndex(eval, root, {compiled.pod_template_spec, compiled.pod_spec, compiled.metadata}, n,
+                 where + " spec");
+  if (!specs.ok()) return specs.status();
+  if (!specs->empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      raw[i].pod_template_spec = std::move((*specs)[0][i]);
+      raw[i].pod_spec = std::move((*specs)[1][i]);
+      raw[i].metadata = std::move((*specs)[2][i]);
+    }
+  }
+  // Fragmented pod spec.
+  std::vector<ExprIndex> frag(compiled.fragmented.begin(), compiled.fragmented.end());
+  auto fragments = ZipByIndex(eval, root, frag, n, where + " fragmented spec");
+  if (!fragments.ok()) return fragments.status();
+  if (!fragments->empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      raw[i].fragmented = Json::object();
+      for (int f = 0; f < FragmentedPodSpec::kFieldCount; ++f) {
+        if (frag[f] == kNone) continue;
+        raw[i].fragmented[FragmentedPodSpec::ValueKey(FragmentedPodSpec::Field(f))] =
+            std::move((*fragments)[f][i]);
+      }
+    }
+  }
+  // Scale.
+  auto scales =
+      ZipByIndex(eval, root, {compiled.replicas, compiled.min_replicas, compiled.max_replicas}, n,
+                 where + " scale");
+  if (!scales.ok()) return scales.status();
+  if (!scales->empty()) {
+    for (size_t i = 0; i < n; ++i) {
+      std::optional<int32_t>* targets[] = {&raw[i].replicas, &raw[i].min_replicas,
+                                           &raw[i].max_replicas};
+      for (int s = 0; s < 3; ++s) {
+        auto value = ScaleValue((*scales)[s][i]);
+        if (!value.ok()) {
+          ExprIndex e = s == 0   ? compiled.replicas
+                        : s == 1 ? compiled.min_replicas
+                                 : compiled.max_replicas;
+          return absl::InvalidArgumentError(
+              absl::StrCat(eval.def().field_paths[e], ": ", value.status().message()));
+        }
+        *targets[s] = *value;
+      }
+    }
+  }
+  // Unique ids, sorted; a later duplicate overwrites an earlier one.
+  std::map<std::string, InstanceNode> by_id;
+  for (auto& instance : raw) by_id[instance.id] = std::move(instance);
+  for (auto& [id, instance] : by_id) node.instances.push_back(std::move(instance));
+
+  for (int child : compiled.children) {
+    auto child_node = BuildComponent(eval, root, child);
+    if (!child_node.ok()) return child_node.status();
+    node.children.push_back(*std::move(child_node));
+  }
+  return node;
+}
+
+}  // namespace
+
+int32_t InstanceNode::Desired() const {
+  if (replicas) return *replicas;
+  if (min_replicas) return *min_replicas;
+  return 1;
+}
+
+int32_t InstanceNode::EffectiveMin() const {
+  if (min_replicas && *min_replicas > 0) return *min_replicas;
+  if (replicas && *replicas > 0) return *replicas;
+  return 0;
+}
+
+const Json& InstanceNode::PodSpec() const {
+  static const Json kNull;
+  if (pod_template_spec.is_object()) {
+    auto it = pod_template_spec.find("spec");
+    return it == pod_template_spec.end() ? kNull : *it;
+  }
+  return pod_spec.is_object() ? pod_spec : kNull;
+}
+
+absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
+  if (value.is_null()) return std::nullopt;
+  constexpr double kMin = std::numeric_limits<int32_t>::min();
+  constexpr double kMax = std::numeric_limits<int32_t>::max();
+  if (value.is_number()) {
+    double d = value.get<double>();
+    if (std::floor(d) != d || d < kMin || d > kMax) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot convert ", value.dump(), " to an int32 replica count"));
+    }
+    return static_cast<int32_t>(d);
+  }
+  if (value.is_string()) {
+    int32_t v;
+    if (!absl::SimpleAtoi(value.get<std::string>(), &v)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("cannot parse ", value.dump(), " as an int32 replica count"));
+    }
+    return v;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("cannot convert ", value.dump(), " to an int32 replica count"));
+}
+
+absl::StatusOr<ComponentNode> BuildTree(Evaluation& eval, Session::InputId root) {
+  return BuildComponent(eval, root, 0);
+}
+
+const ComponentNode* FindNode(const ComponentNode& root, int index) {
+  if (root.index == index) return &root;
+  for (const auto& child : root.children) {
+    if (const ComponentNode* found = FindNode(child, index)) return found;
+  }
+  return nullptr;
+}
+
+}  // namespace wm::resolution

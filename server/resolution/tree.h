@@ -1,0 +1,56 @@
+#ifndef WM_SERVER_RESOLUTION_TREE_H_
+#define WM_SERVER_RESOLUTION_TREE_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "server/common/json.h"
+#include "server/resolution/evaluation.h"
+
+namespace wm::resolution {
+
+// One instance of a component with what its paths extracted for it.
+struct InstanceNode {
+  std::string id;  // "" for a single-instance component
+  std::optional<int32_t> replicas, min_replicas, max_replicas;
+  Json pod_template_spec;  // null when not extracted
+  Json pod_spec;
+  Json metadata;
+  Json fragmented;  // {"schedulerName": ..., "containers": ...} or null
+
+  // Desired replicas for views: replicas, else minReplicas, else 1.
+  int32_t Desired() const;
+  // Gang minimum: minReplicas if > 0, else replicas if > 0, else 0.
+  int32_t EffectiveMin() const;
+  // The PodSpec this instance's pods are made from, or null.
+  const Json& PodSpec() const;
+};
+
+struct ComponentNode {
+  int index = 0;  // into CompiledDefinition::components
+  // Ids as instanceIdPath yields them (document order, duplicates kept):
+  // the order writes zip values in.
+  std::vector<std::string> raw_ids;
+  std::vector<InstanceNode> instances;  // sorted by id, unique
+  // Built once; every instance carries the same children (upstream shape).
+  std::vector<ComponentNode> children;
+};
+
+// Builds the component tree of the root object: instance ids, then spec,
+// fragmented and scale values zipped to them by index (shorter outputs
+// padded with null; counts must match the ids, "instance ids count (n) does
+// not match results count (m)"), then the children.
+absl::StatusOr<ComponentNode> BuildTree(Evaluation& eval, expressions::Session::InputId root);
+
+// Converts a scale value: null -> unset; integral number -> value; numeric
+// string (base 10, int32) -> value; anything else is an error.
+absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value);
+
+// Depth-first search for the node of component `index`.
+const ComponentNode* FindNode(const ComponentNode& root, int index);
+
+}  // namespace wm::resolution
+
+#endif  // WM_SERVER_RESOLUTION_TREE_H_
