@@ -1,0 +1,33 @@
+#ifndef WM_CLIENT_WMCTL_DESCRIBE_VIEW_H_
+#define WM_CLIENT_WMCTL_DESCRIBE_VIEW_H_
+
+#include <string>
+
+#include "server/common/json.h"
+#include "workloadmap/v1/workload.pb.h"
+
+namespace wm::wmctl {
+
+struct DescribeOptions {
+  // Manifest read from a file: no age; rows show desired replicas unless
+  // pods were given too.
+  bool file_mode = false;
+  bool has_pods = false;
+  int pod_limit = 0;        // 0 = all
+  int component_limit = 0;  // 0 = all
+};
+
+// kli's describe text: header, component tree with pods, Phase, and the
+// Resources table (format §5.4).
+std::string DescribeText(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
+
+// kli's DescribeView for -o json/yaml, plus matchedStatuses, conditions and
+// the gang instructions.
+Json DescribeJson(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
+
+// "2h", "30m", "5d"; "<unknown>" when the timestamp does not parse.
+std::string Age(const std::string& creation_timestamp);
+
+}  // namespace wm::wmctl
+
+#endif  // WM_CLIENT_WMCTL_DESCRIBE_VIEW_H_

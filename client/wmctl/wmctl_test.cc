@@ -1,0 +1,188 @@
+#include <fstream>
+#include <sstream>
+
+#include "client/wmctl/commands.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/common/json.h"
+
+namespace wm::wmctl {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct Result {
+  int code;
+  std::string out, err;
+};
+
+Result RunCli(std::vector<std::string> argv, const std::string& stdin_text = "") {
+  std::istringstream in(stdin_text);
+  std::ostringstream out, err;
+  int code = RunWmctl(argv, in, out, err);
+  return {code, out.str(), err.str()};
+}
+
+const std::string kSeed = std::string(WM_SOURCE_DIR) + "/integration_tests/seed/";
+const std::string kUpstream = std::string(WM_SHARED_DIR) + "/conformance/upstream-catalog/";
+
+TEST(WmctlTest, DescribeSeedManifest) {
+  Result r = RunCli({"describe", "-f", kSeed + "jobset.yaml"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
+            "(catalog)   (file mode: no live status)\n"
+            "\n"
+            "|-- leader  replicas: 1  gpu: 4\n"
+            "`-- worker  replicas: 2  gpu: 8\n"
+            "\n"
+            "Resources:\n"
+            "COMPONENT   REPLICAS   GPU   CPU   MEMORY\n"
+            "leader      1          4     0     0\n"
+            "worker      2          8     0     0\n"
+            "TOTAL       3          12    0     0\n");
+}
+
+TEST(WmctlTest, DescribeSeedWithPods) {
+  Result r = RunCli({"describe", "-f", kSeed + "cluster-state.yaml"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out,
+            "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
+            "(catalog)   (file mode)\n"
+            "\n"
+            "|-- leader                   1/1 ready  gpu: 4  gpu-node-1\n"
+            "|   `-- demo-leader-0-0-x0l  Running    gpu: 4  gpu-node-1\n"
+            "`-- worker                   2/2 ready  gpu: 8  gpu-node-2,gpu-node-3\n"
+            "    |-- demo-worker-0-0-x0w  Running    gpu: 4  gpu-node-2\n"
+            "    `-- demo-worker-1-0-x1w  Running    gpu: 4  gpu-node-3\n"
+            "\n"
+            "Phase: Running\n"
+            "\n"
+            "Resources:\n"
+            "COMPONENT   REPLICAS   GPU   CPU   MEMORY\n"
+            "leader      1          4     0     0\n"
+            "worker      2          8     0     0\n"
+            "TOTAL       3          12    0     0\n");
+}
+
+TEST(WmctlTest, DescribeJsonHasMatchedStatusesAndGang) {
+  Result r = RunCli({"describe", "-f", kSeed + "cluster-state.yaml", "-o", "json"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  Json view = Json::parse(r.out);
+  EXPECT_EQ(view["matchedStatuses"], Json::parse(R"(["Running"])"));
+  EXPECT_EQ(view["resources"]["gpus"], 12);
+  EXPECT_EQ(view["components"][1]["name"], "worker");
+  EXPECT_EQ(view["components"][1]["replicas"],
+            Json::parse(R"({"desired":2,"current":2,"ready":2})"));
+  EXPECT_EQ(view["gang"]["podGroups"][0]["minMember"], 3);
+}
+
+TEST(WmctlTest, PodLimitShowsUnhealthyFirst) {
+  std::string text = R"(
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: rs, namespace: ns}
+spec:
+  replicas: 3
+  template: {spec: {containers: [{name: c}]}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: a}
+status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: b}
+status: {phase: Pending, conditions: [{type: PodScheduled, status: "False", reason: Unschedulable}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: c}
+status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+)";
+  std::string definition = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: rs}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: replicaset
+      kind: {group: apps, version: v1, kind: ReplicaSet}
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      scaleDefinition: {replicasPath: .spec.replicas}
+      statusDefinition: {statusMappings: {running: [{}]}}
+)";
+  std::string dir = ::testing::TempDir();
+  std::ofstream(dir + "/rs-def.yaml") << definition;
+  Result r = RunCli(
+      {"describe", "-f", "-", "--definitions", dir + "/rs-def.yaml", "--pod-limit", "1"}, text);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("`-- replicaset  2/3 ready"));
+  EXPECT_THAT(r.out, HasSubstr("|-- b       Pending (Unschedulable)    <none>"));
+  EXPECT_THAT(r.out, HasSubstr("`-- ... and 2 more (1 unhealthy shown)"));
+}
+
+TEST(WmctlTest, ValidateFormatsAndExitCodes) {
+  Result ok = RunCli({"validate", kUpstream + "jobset-x-k8s-io-jobset-v1alpha2.yaml"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("OK: " + kUpstream +
+                                "jobset-x-k8s-io-jobset-v1alpha2.yaml is a valid Karta definition "
+                                "(GVK: jobset.x-k8s.io/v1alpha2, Kind=JobSet)"));
+  Result bad = RunCli({"validate", "-"}, R"yaml(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: bad}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: r
+      kind: {group: g, version: v1, kind: K}
+      statusDefinition: {statusMappings: {running: [{byExpression: {expression: "del(.a)", expectedResult: x}}]}}
+    childComponents: [{name: c}]
+)yaml");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_EQ(bad.out,
+            "INVALID: stdin\n"
+            "  spec.structureDefinition.childComponents[0].ownerRef: child component 'c' has no "
+            "owner ref\n"
+            "  spec.structureDefinition.rootComponent.statusDefinition.statusMappings.running[0]."
+            "byExpression.expression: del function is not allowed\n");
+  EXPECT_THAT(bad.err, HasSubstr("error: 2 finding(s) in stdin"));
+  EXPECT_EQ(RunCli({"validate", "/nonexistent.yaml"}).code, 2);
+  EXPECT_EQ(RunCli({"validate", "-"}, "a: [").code, 2);
+}
+
+TEST(WmctlTest, UncoveredTypeExitsFour) {
+  Result r = RunCli({"describe", "-f", "-"},
+                    "{apiVersion: example.com/v1, kind: Unknown, metadata: "
+                    "{name: x}}");
+  EXPECT_EQ(r.code, 4);
+  EXPECT_THAT(r.err, HasSubstr("no Workload Map definition covers Unknown.v1.example.com"));
+  Result json = RunCli({"describe", "-f", "-", "-o", "json"},
+                       "{apiVersion: example.com/v1, kind: Unknown, metadata: {name: x}}");
+  EXPECT_EQ(json.code, 4);
+  EXPECT_EQ(Json::parse(json.out)["error"], "no_definition_for_type");
+}
+
+TEST(WmctlTest, UsageErrors) {
+  EXPECT_EQ(RunCli({}).code, 2);
+  EXPECT_EQ(RunCli({"describe"}).code, 2);
+  EXPECT_EQ(RunCli({"frobnicate"}).code, 2);
+  EXPECT_EQ(RunCli({"describe", "-f", "x", "--pod-limit", "-1"}).code, 2);
+}
+
+TEST(WmctlTest, DefinitionsListsTheCatalog) {
+  Result r = RunCli({"definitions"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_THAT(r.out, HasSubstr("NAME"));
+  EXPECT_THAT(r.out, HasSubstr("jobset-x-k8s-io-jobset-v1alpha2   JobSet   catalog   jobset, "
+                               "replicatedjob"));
+  Result one = RunCli({"definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "json"});
+  EXPECT_EQ(Json::parse(one.out)["kind"], "Karta");
+  EXPECT_EQ(RunCli({"definitions", "nope"}).code, 3);
+}
+
+}  // namespace
+}  // namespace wm::wmctl
