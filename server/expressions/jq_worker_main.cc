@@ -24,6 +24,16 @@ extern "C" {
 
 #include "server/expressions/jq_wire.h"
 
+// Sanitizer runtimes reserve terabytes of address space for shadow memory;
+// an address-space limit would stop them from starting.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define WM_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define WM_SANITIZED 1
+#endif
+#endif
+
 namespace {
 
 using namespace wm::expressions::wire;
@@ -150,6 +160,7 @@ std::string Evaluate(jq_state* jq, uint32_t index, jv input, uint32_t max_output
 
 int main(int argc, char** argv) {
   // argv[1], when given, is the address-space limit in bytes.
+#ifndef WM_SANITIZED
   if (argc > 1) {
     rlim_t limit = std::strtoull(argv[1], nullptr, 10);
     if (limit > 0) {
@@ -157,6 +168,7 @@ int main(int argc, char** argv) {
       setrlimit(RLIMIT_AS, &rl);
     }
   }
+#endif
   std::unordered_map<uint32_t, jq_state*> programs;
   std::unordered_map<uint32_t, jv> inputs;
   for (;;) {

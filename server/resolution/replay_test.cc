@@ -18,8 +18,8 @@ namespace {
 
 std::vector<std::string> RecordingFiles() {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(
-           std::string(WM_SHARED_DIR) + "/conformance/recorded")) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(WM_SHARED_DIR) +
+                                                                     "/conformance/recorded")) {
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
