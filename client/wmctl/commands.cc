@@ -307,18 +307,15 @@ class Wmctl {
     auto all = (*registry)->All();
     if (!args_.positional.empty()) {
       // Prefer the copy of the latest origin (cluster over file over catalog).
-      std::shared_ptr<const definitions::CompiledDefinition> found;
+      std::shared_ptr<const definitions::Definition> found;
       for (const auto& d : all) {
-        if (d->definition->name == args_.positional[0] &&
-            (!found || d->definition->origin > found->definition->origin)) {
-          found = d;
-        }
+        if (d->name == args_.positional[0] && (!found || d->origin > found->origin)) found = d;
       }
       if (!found) return Fail(3, absl::StrCat("definition ", args_.positional[0], " not found"));
       if (args_.output == "table") {
         out_ << DefinitionsTable({found}, args_.component_limit < 0 ? 3 : args_.component_limit);
       } else {
-        Print(found->definition->object);
+        Print(found->object);
       }
       return 0;
     }
@@ -330,7 +327,7 @@ class Wmctl {
       out_ << DefinitionsTable(all, args_.component_limit < 0 ? 3 : args_.component_limit);
     } else {
       Json items = Json::array();
-      for (const auto& d : all) items.push_back(d->definition->object);
+      for (const auto& d : all) items.push_back(d->object);
       Print({{"items", items}, {"count", items.size()}});
     }
     return 0;

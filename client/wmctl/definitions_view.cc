@@ -8,11 +8,10 @@
 namespace wm::wmctl {
 
 std::string DefinitionsTable(
-    const std::vector<std::shared_ptr<const definitions::CompiledDefinition>>& defs,
-    int component_limit) {
+    const std::vector<std::shared_ptr<const definitions::Definition>>& defs, int component_limit) {
   std::vector<std::vector<std::string>> rows = {{"NAME", "KIND", "ORIGIN", "COMPONENTS"}};
   for (const auto& d : defs) {
-    const auto& def = *d->definition;
+    const auto& def = *d;
     std::vector<std::string> components = {def.root.name};
     size_t shown = component_limit > 0
                        ? std::min(def.children.size(), static_cast<size_t>(component_limit))

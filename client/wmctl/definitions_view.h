@@ -5,15 +5,14 @@
 #include <string>
 #include <vector>
 
-#include "server/definitions/compiled_definition.h"
+#include "server/definitions/definition.h"
 
 namespace wm::wmctl {
 
 // kli's definitions table: NAME KIND ORIGIN COMPONENTS, the components
 // listed root first, `component_limit` children after it ("+N more").
 std::string DefinitionsTable(
-    const std::vector<std::shared_ptr<const definitions::CompiledDefinition>>& defs,
-    int component_limit);
+    const std::vector<std::shared_ptr<const definitions::Definition>>& defs, int component_limit);
 
 }  // namespace wm::wmctl
 

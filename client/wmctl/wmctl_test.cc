@@ -177,8 +177,9 @@ TEST(WmctlTest, DefinitionsListsTheCatalog) {
   Result r = RunCli({"definitions"});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("NAME"));
-  EXPECT_THAT(r.out, HasSubstr("jobset-x-k8s-io-jobset-v1alpha2   JobSet   catalog   jobset, "
-                               "replicatedjob"));
+  EXPECT_THAT(r.out,
+              ::testing::ContainsRegex(
+                  "jobset-x-k8s-io-jobset-v1alpha2 +JobSet +catalog +jobset, replicatedjob"));
   Result one = RunCli({"definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "json"});
   EXPECT_EQ(Json::parse(one.out)["kind"], "Karta");
   EXPECT_EQ(RunCli({"definitions", "nope"}).code, 3);

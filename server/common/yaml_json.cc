@@ -1,10 +1,13 @@
 #include "server/common/yaml_json.h"
 
 #include <yaml-cpp/yaml.h>
+#include <yaml.h>
 
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 
@@ -49,33 +52,6 @@ Json ResolvePlainScalar(const std::string& s) {
   return s;
 }
 
-Json ToJson(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
-    case YAML::NodeType::Scalar: {
-      const std::string& tag = node.Tag();
-      const std::string& text = node.Scalar();
-      if (tag == "!" || tag == "tag:yaml.org,2002:str") return text;
-      return ResolvePlainScalar(text);
-    }
-    case YAML::NodeType::Sequence: {
-      Json array = Json::array();
-      for (const auto& item : node) array.push_back(ToJson(item));
-      return array;
-    }
-    case YAML::NodeType::Map: {
-      Json object = Json::object();
-      for (const auto& entry : node) {
-        object[entry.first.as<std::string>()] = ToJson(entry.second);
-      }
-      return object;
-    }
-  }
-  return nullptr;
-}
-
 void Emit(YAML::Emitter& out, const Json& value) {
   switch (value.type()) {
     case Json::value_t::object:
@@ -118,20 +94,181 @@ void Emit(YAML::Emitter& out, const Json& value) {
   }
 }
 
+// Builds Json from libyaml's events. libyaml parses without recursion; the
+// builder keeps its own stack, bounds nesting, and counts the nodes that
+// aliases expand to, so neither deep nesting nor an alias bomb can exhaust
+// the stack or memory.
+class YamlReader {
+ public:
+  static constexpr size_t kMaxDepth = 256;
+  static constexpr size_t kMaxNodes = 1 << 20;
+
+  explicit YamlReader(absl::string_view text) : text_(text) {
+    yaml_parser_initialize(&parser_);
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text_.data()),
+                                 text_.size());
+  }
+  ~YamlReader() { yaml_parser_delete(&parser_); }
+
+  absl::StatusOr<std::vector<Json>> Read() {
+    std::vector<Json> documents;
+    for (;;) {
+      yaml_event_t event;
+      if (!yaml_parser_parse(&parser_, &event)) return ParserError();
+      absl::Status status = Handle(event, documents);
+      bool done = event.type == YAML_STREAM_END_EVENT;
+      yaml_event_delete(&event);
+      if (!status.ok()) return status;
+      if (done) return documents;
+    }
+  }
+
+ private:
+  struct Frame {
+    Json value;
+    std::string anchor;
+    std::optional<std::string> key;  // mappings: the key awaiting its value
+  };
+
+  absl::Status ParserError() {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "YAML parse error at line ", parser_.problem_mark.line + 1, ", column ",
+        parser_.problem_mark.column + 1, ": ", parser_.problem ? parser_.problem : "invalid YAML",
+        parser_.context ? absl::StrCat(" ", parser_.context) : ""));
+  }
+
+  absl::Status Error(const yaml_event_t& event, absl::string_view what) {
+    return absl::InvalidArgumentError(absl::StrCat("YAML error at line ", event.start_mark.line + 1,
+                                                   ", column ", event.start_mark.column + 1, ": ",
+                                                   what));
+  }
+
+  static std::string Text(const yaml_char_t* s) {
+    return s == nullptr ? std::string() : std::string(reinterpret_cast<const char*>(s));
+  }
+
+  static size_t CountNodes(const Json& v) {
+    size_t n = 1;
+    if (v.is_structured()) {
+      for (const auto& item : v) n += CountNodes(item);
+    }
+    return n;
+  }
+
+  // Places a finished node into its parent, or ends the document.
+  absl::Status Place(const yaml_event_t& event, Json value, const std::string& anchor, size_t nodes,
+                     std::vector<Json>& documents) {
+    nodes_ += nodes;
+    if (nodes_ > kMaxNodes) {
+      return Error(event, absl::StrCat("document too large (more than ", kMaxNodes,
+                                       " nodes, aliases expanded)"));
+    }
+    if (!anchor.empty()) anchors_[anchor] = {value, CountNodes(value)};
+    if (stack_.empty()) {
+      document_ = std::move(value);
+      has_document_ = true;
+      return absl::OkStatus();
+    }
+    Frame& parent = stack_.back();
+    if (parent.value.is_array()) {
+      parent.value.push_back(std::move(value));
+    } else if (!parent.key) {
+      if (!value.is_string() && !value.is_number() && !value.is_boolean() && !value.is_null()) {
+        return Error(event, "mapping keys must be scalars");
+      }
+      parent.key = value.is_string() ? value.get<std::string>()
+                                     : (value.is_null() ? std::string("null") : value.dump());
+    } else {
+      parent.value[*parent.key] = std::move(value);
+      parent.key.reset();
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Handle(const yaml_event_t& event, std::vector<Json>& documents) {
+    switch (event.type) {
+      case YAML_DOCUMENT_START_EVENT:
+        has_document_ = false;
+        anchors_.clear();
+        return absl::OkStatus();
+      case YAML_DOCUMENT_END_EVENT:
+        if (has_document_ && !document_.is_null()) documents.push_back(std::move(document_));
+        document_ = Json();
+        return absl::OkStatus();
+      case YAML_SCALAR_EVENT: {
+        std::string value(reinterpret_cast<const char*>(event.data.scalar.value),
+                          event.data.scalar.length);
+        std::string tag = Text(event.data.scalar.tag);
+        Json json;
+        if (tag == "tag:yaml.org,2002:str" || event.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
+          json = std::move(value);
+        } else {
+          json = ResolvePlainScalar(value);
+        }
+        return Place(event, std::move(json), Text(event.data.scalar.anchor), 1, documents);
+      }
+      case YAML_ALIAS_EVENT: {
+        auto it = anchors_.find(Text(event.data.alias.anchor));
+        if (it == anchors_.end()) return Error(event, "unknown alias");
+        return Place(event, it->second.first, "", it->second.second, documents);
+      }
+      case YAML_SEQUENCE_START_EVENT:
+      case YAML_MAPPING_START_EVENT: {
+        if (stack_.size() >= kMaxDepth) {
+          return Error(event, absl::StrCat("nesting deeper than ", kMaxDepth, " levels"));
+        }
+        bool sequence = event.type == YAML_SEQUENCE_START_EVENT;
+        stack_.push_back(
+            {sequence ? Json::array() : Json::object(),
+             Text(sequence ? event.data.sequence_start.anchor : event.data.mapping_start.anchor),
+             std::nullopt});
+        return absl::OkStatus();
+      }
+      case YAML_SEQUENCE_END_EVENT:
+      case YAML_MAPPING_END_EVENT: {
+        Frame frame = std::move(stack_.back());
+        stack_.pop_back();
+        // Its children were counted as they were placed.
+        return Place(event, std::move(frame.value), frame.anchor, 1, documents);
+      }
+      default:
+        return absl::OkStatus();
+    }
+  }
+
+  absl::string_view text_;
+  yaml_parser_t parser_;
+  std::vector<Frame> stack_;
+  std::map<std::string, std::pair<Json, size_t>> anchors_;
+  Json document_;
+  bool has_document_ = false;
+  size_t nodes_ = 0;
+};
+
+// Offset of the first byte that breaks UTF-8, or npos.
+size_t InvalidUtf8At(absl::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+    if (n == 0 || i + n > text.size()) return i;
+    for (size_t k = 1; k < n; ++k) {
+      if ((static_cast<unsigned char>(text[i + k]) >> 6) != 0x2) return i;
+    }
+    i += n;
+  }
+  return absl::string_view::npos;
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<Json>> ParseYamlDocuments(absl::string_view text) {
-  std::vector<Json> documents;
-  try {
-    for (const YAML::Node& node : YAML::LoadAll(std::string(text))) {
-      if (node.IsNull() || !node.IsDefined()) continue;
-      documents.push_back(ToJson(node));
-    }
-  } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat("YAML parse error at line ", e.mark.line + 1,
-                                                   ", column ", e.mark.column + 1, ": ", e.msg));
+  // Every string that enters the system is valid UTF-8, so every later
+  // rendering of it (JSON, logs, RPC strings) is too.
+  if (size_t at = InvalidUtf8At(text); at != absl::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat("input is not valid UTF-8 at byte ", at));
   }
-  return documents;
+  return YamlReader(text).Read();
 }
 
 absl::StatusOr<std::vector<Json>> ReadYamlFile(const std::string& path) {

@@ -35,6 +35,36 @@ TEST(YamlJsonTest, MultiDocumentAndErrors) {
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("line"));
 }
 
+TEST(YamlJsonTest, RejectsInvalidUtf8) {
+  auto docs = ParseYamlDocuments("a: \"x\x8c\"\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_THAT(docs.status().message(), ::testing::HasSubstr("not valid UTF-8 at byte 5"));
+  EXPECT_TRUE(ParseYamlDocuments("a: \"\xc3\xa9\xe2\x82\xac\"\n").ok());
+}
+
+TEST(YamlJsonTest, HostileInputEndsWithAnError) {
+  // yaml-cpp 0.7 loops forever on a stray flow entry; libyaml reports it.
+  for (const char* text : {",", ", #", "---\n,", "\"x\"\n,"}) {
+    EXPECT_FALSE(ParseYamlDocuments(text).ok()) << text;
+  }
+  std::string deep(100000, '[');
+  auto nested = ParseYamlDocuments(deep);
+  ASSERT_FALSE(nested.ok());
+  EXPECT_THAT(nested.status().message(), ::testing::HasSubstr("nesting deeper than"));
+  std::string bomb = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'j'; ++c) {
+    bomb += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) bomb += std::string(i ? ", *" : "*") + static_cast<char>(c - 1);
+    bomb += "]\n";
+  }
+  auto expanded = ParseYamlDocuments(bomb);
+  ASSERT_FALSE(expanded.ok());
+  EXPECT_THAT(expanded.status().message(), ::testing::HasSubstr("document too large"));
+  auto aliases = ParseYamlDocuments("a: &x {k: 1}\nb: *x\n");
+  ASSERT_TRUE(aliases.ok()) << aliases.status();
+  EXPECT_EQ((*aliases)[0]["b"]["k"], 1);
+}
+
 TEST(YamlJsonTest, RoundTripsThroughToYaml) {
   Json value = Json::parse(R"({"s":"true","n":"12","x":[1,{"y":null}],"e":[],"o":{}})");
   auto back = ParseYamlDocuments(ToYaml(value));

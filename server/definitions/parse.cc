@@ -249,6 +249,24 @@ ParsedDefinition ParseDefinition(Json object, Origin origin, const std::string& 
   if (result.name.empty()) {
     result.findings.push_back({S::kError, "metadata.name", "required value"});
   }
+  // The CRD does not mark spec required at the top level; we need it.
+  for (const auto& [path, keys] :
+       std::vector<std::pair<std::string, std::vector<absl::string_view>>>{
+           {"spec", {"spec"}},
+           {"spec.structureDefinition", {"spec", "structureDefinition"}},
+           {"spec.structureDefinition.rootComponent",
+            {"spec", "structureDefinition", "rootComponent"}}}) {
+    const Json* node = &object;
+    for (absl::string_view key : keys) {
+      node = node != nullptr && node->is_object() && node->contains(std::string(key))
+                 ? &(*node)[std::string(key)]
+                 : nullptr;
+    }
+    if (node == nullptr || !node->is_object()) {
+      result.findings.push_back({S::kError, path, "required value"});
+      break;
+    }
+  }
   bool structural_error = std::any_of(result.findings.begin(), result.findings.end(),
                                       [](const Finding& f) { return f.is_error(); });
   if (structural_error) return result;

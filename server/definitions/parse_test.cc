@@ -126,6 +126,15 @@ spec:
                              "unknown field"));
 }
 
+TEST(ParseTest, RequiresSpec) {
+  auto parsed = ParseDefinition(
+      Json::parse(R"({"apiVersion":"run.ai/v1alpha1","kind":"Karta","metadata":{"name":"x"}})"),
+      Origin::kFile, "test");
+  EXPECT_FALSE(parsed.definition.has_value());
+  ASSERT_EQ(parsed.findings.size(), 1u);
+  EXPECT_EQ(parsed.findings[0].ToString(), "spec: required value");
+}
+
 TEST(ParseTest, RejectsOtherKinds) {
   auto parsed =
       ParseDefinition(Json::parse(R"({"apiVersion":"v1","kind":"Pod"})"), Origin::kFile, "test");

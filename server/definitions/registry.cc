@@ -6,6 +6,7 @@
 #include "absl/strings/str_join.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/parse.h"
+#include "server/definitions/validate.h"
 
 namespace wm::definitions {
 
@@ -27,62 +28,88 @@ absl::Status Registry::AddDocuments(
 absl::Status Registry::AddPath(const std::string& path, Origin origin) {
   auto parsed = LoadDefinitionFiles(path, origin);
   if (!parsed.ok()) return parsed.status();
-  for (auto& p : *parsed) Add(std::move(p));
+  // The user's own files are compiled at once, so their errors show now.
+  for (auto& p : *parsed) Add(std::move(p), /*compile_now=*/true);
   return absl::OkStatus();
 }
 
-bool Registry::Add(ParsedDefinition parsed) {
-  if (!parsed.definition) {
+bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
+  if (parsed.definition) {
+    for (auto& f : Validate(*parsed.definition)) parsed.findings.push_back(std::move(f));
+  }
+  bool invalid = !parsed.definition || std::any_of(parsed.findings.begin(), parsed.findings.end(),
+                                                   [](const Finding& f) { return f.is_error(); });
+  if (!invalid && compile_now) {
+    std::vector<Finding> findings;
+    auto compiled = CompileDefinition(*parsed.definition, engine_, &findings);
+    if (!compiled.ok()) {
+      for (auto& f : findings) {
+        if (f.is_error()) parsed.findings.push_back(std::move(f));
+      }
+      invalid = true;
+    } else {
+      auto entry = std::make_unique<Entry>();
+      entry->definition = (*compiled)->definition;
+      std::call_once(entry->compiled_once, [&] { entry->compiled = *compiled; });
+      entries_.push_back(std::move(entry));
+      return true;
+    }
+  }
+  if (invalid) {
     rejected_.push_back({parsed.source, parsed.name, std::move(parsed.findings)});
     return false;
   }
-  std::vector<Finding> findings;
-  auto compiled = CompileDefinition(*std::move(parsed.definition), engine_, &findings);
-  if (!compiled.ok()) {
-    for (auto& f : findings) parsed.findings.push_back(std::move(f));
-    rejected_.push_back({parsed.source, parsed.name, std::move(parsed.findings)});
-    return false;
-  }
-  definitions_.push_back(*std::move(compiled));
+  auto entry = std::make_unique<Entry>();
+  entry->definition = std::make_shared<const Definition>(*std::move(parsed.definition));
+  entries_.push_back(std::move(entry));
   return true;
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::Compiled(const Entry& e) const {
+  std::call_once(e.compiled_once, [&] {
+    auto compiled = CompileDefinition(*e.definition, engine_);
+    e.compiled = compiled.ok() ? std::move(compiled)
+                               : absl::FailedPreconditionError(compiled.status().message());
+  });
+  return e.compiled;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(
     const GroupVersionKind& gvk) const {
   for (bool exact : {true, false}) {
-    std::vector<std::shared_ptr<const CompiledDefinition>> matches;
-    for (const auto& d : definitions_) {
-      const auto& kind = d->definition->root.kind;
+    std::vector<const Entry*> matches;
+    for (const auto& e : entries_) {
+      const auto& kind = e->definition->root.kind;
       if (!kind || kind->group != gvk.group || kind->kind != gvk.kind) continue;
       if (exact != (kind->version == gvk.version)) continue;
-      matches.push_back(d);
+      matches.push_back(e.get());
     }
     if (matches.empty()) continue;
     Origin best = Origin::kCatalog;
-    for (const auto& m : matches) best = std::max(best, m->definition->origin);
-    std::vector<std::shared_ptr<const CompiledDefinition>> winners;
-    for (const auto& m : matches) {
+    for (const Entry* m : matches) best = std::max(best, m->definition->origin);
+    std::vector<const Entry*> winners;
+    for (const Entry* m : matches) {
       if (m->definition->origin == best) winners.push_back(m);
     }
     if (winners.size() > 1) {
       std::vector<std::string> names;
-      for (const auto& w : winners) {
+      for (const Entry* w : winners) {
         names.push_back(absl::StrCat(w->definition->name, " (", w->definition->source, ")"));
       }
       return absl::FailedPreconditionError(
           absl::StrCat("ambiguous: ", winners.size(), " ", OriginName(best), " definitions cover ",
                        gvk.ToString(), ": ", absl::StrJoin(names, ", "), "; remove all but one"));
     }
-    return winners[0];
+    return Compiled(*winners[0]);
   }
   return absl::NotFoundError(absl::StrCat("no Workload Map definition covers ", gvk.ToString()));
 }
 
-std::vector<std::shared_ptr<const CompiledDefinition>> Registry::All() const {
-  auto all = definitions_;
+std::vector<std::shared_ptr<const Definition>> Registry::All() const {
+  std::vector<std::shared_ptr<const Definition>> all;
+  for (const auto& e : entries_) all.push_back(e->definition);
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
-    return std::tie(a->definition->name, a->definition->origin) <
-           std::tie(b->definition->name, b->definition->origin);
+    return std::tie(a->name, a->origin) < std::tie(b->name, b->origin);
   });
   return all;
 }

@@ -2,6 +2,7 @@
 #define WM_SERVER_DEFINITIONS_REGISTRY_H_
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -17,7 +18,10 @@ namespace wm::definitions {
 // The definitions a process knows, by root kind. A definition from a later
 // origin (cluster over file over catalog) replaces those of earlier origins
 // for the same root GVK; two from the same origin for one GVK make that GVK
-// ambiguous. Not thread-safe: build one, then share it read-only.
+// ambiguous. Definitions are parsed and validated when added and compiled
+// on first use (compiling a definition costs libjq tens to hundreds of
+// milliseconds; a listing needs none). Adding is not thread-safe: build a
+// registry, then share it; ForKind and All are safe from many threads.
 class Registry {
  public:
   // A definition that could not be loaded, and why.
@@ -35,22 +39,33 @@ class Registry {
                             Origin origin);
   // Adds every definition in a file, a directory or "-" (stdin).
   absl::Status AddPath(const std::string& path, Origin origin = Origin::kFile);
-  // Adds one parsed definition (compiling it); returns false if rejected.
-  bool Add(ParsedDefinition parsed);
+  // Adds one parsed definition; returns false if it is rejected. With
+  // `compile_now` it is compiled at once (so jq compile errors reject it
+  // here rather than at first use).
+  bool Add(ParsedDefinition parsed, bool compile_now = false);
 
-  // The definition for a root kind: the exact GVK, else the same group and
-  // kind at another version. NotFound when none covers it;
-  // FailedPrecondition when two of the same origin do.
+  // The compiled definition for a root kind: the exact GVK, else the same
+  // group and kind at another version. NotFound when none covers it;
+  // FailedPrecondition when two of the same origin do, or when it does not
+  // compile.
   absl::StatusOr<std::shared_ptr<const CompiledDefinition>> ForKind(
       const GroupVersionKind& gvk) const;
 
-  // Every loaded definition, sorted by name.
-  std::vector<std::shared_ptr<const CompiledDefinition>> All() const;
+  // Every loaded definition, sorted by name (then origin).
+  std::vector<std::shared_ptr<const Definition>> All() const;
   const std::vector<Rejected>& rejected() const { return rejected_; }
 
  private:
+  struct Entry {
+    std::shared_ptr<const Definition> definition;
+    mutable std::once_flag compiled_once;
+    mutable absl::StatusOr<std::shared_ptr<const CompiledDefinition>> compiled;
+  };
+
+  absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Compiled(const Entry& e) const;
+
   expressions::Engine& engine_;
-  std::vector<std::shared_ptr<const CompiledDefinition>> definitions_;
+  std::vector<std::unique_ptr<Entry>> entries_;
   std::vector<Rejected> rejected_;
 };
 

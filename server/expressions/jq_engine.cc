@@ -464,8 +464,19 @@ const std::string& JqPolyfills() {
       "def add(f): reduce f as $x (null; . + $x); "
       "def scan($re; $flags): match($re; \"g\" + $flags) | if (.captures | length) > 0 then "
       "[.captures[].string] else .string end; "
-      "def limit($n; f): if $n > 0 then label $out | foreach f as $item (0; . + 1; $item, if . "
-      ">= $n then break $out else empty end) elif $n == 0 then empty else f end;\n";
+      // jq 1.6's label/break is swallowed by a postfix `?` inside the
+      // generator (`first(f | tonumber?)` yields every output), so these
+      // use no break: limit runs the generator to its end (the evaluation
+      // budget bounds it), keeps the first $n outputs, and raises an error
+      // only if it comes before them, as gojq's early stop would.
+      "def limit($n; f): if $n > 0 then foreach (try (f | [0, .]) catch [1, .]) as $e (0; . + 1; "
+      "if . > $n then empty elif $e[0] == 0 then $e[1] else error($e[1]) end) elif $n == 0 then "
+      "empty else f end; "
+      "def first(f): [limit(1; f)] | if length > 0 then .[0] else empty end; "
+      "def isempty(g): [limit(1; g)] | length == 0; "
+      "def any(g; cond): isempty(first(g | cond | select(.))) | not; "
+      "def all(g; cond): isempty(first(g | cond | select(. | not))); "
+      "def any(f): any(.[]; f); def all(f): all(.[]; f); def any: any(.); def all: all(.);\n";
   return kPolyfills;
 }
 

@@ -25,8 +25,10 @@ struct JqEngineOptions {
 // to them, so it is safe to use from any number of threads. gojq
 // compatibility: jq 1.7/gojq builtins that 1.6 lacks are defined in front of
 // every program (abs, toarray, pick, trim, ltrim, rtrim, trimstr, scan/2,
-// add/1, and limit with gojq's limit(0; f) = empty), and an `if` without
-// `else` is rewritten to `else .`.
+// add/1); limit, first, isempty, any and all are redefined without
+// label/break, because jq 1.6 lets a postfix `?` in the generator swallow
+// the break (and gojq's limit(0; f) is empty); an `if` without `else` is
+// rewritten to `else .`.
 absl::StatusOr<std::unique_ptr<Engine>> NewJqEngine(const JqEngineOptions& options = {});
 
 // The definitions prepended to every program (exposed for tests and docs).

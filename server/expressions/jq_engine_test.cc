@@ -93,6 +93,19 @@ TEST_F(JqEngineTest, GojqPolyfills) {
   EXPECT_THAT(*Eval("if . > 1 then \"big\" end", 5), ElementsAre("big"));
   EXPECT_THAT(*Eval("if . > 1 then \"big\" end", 0), ElementsAre(0));
   EXPECT_THAT(*Eval("add(.[] | .x)", Json::parse(R"([{"x":1},{"x":2}])")), ElementsAre(3));
+  // jq 1.6 lets `?` swallow the break these use; ours must not.
+  EXPECT_THAT(*Eval("[first((\"1\", \"2\") | tonumber?)]", nullptr),
+              ElementsAre(Json::parse("[1]")));
+  EXPECT_THAT(*Eval("[limit(2; (\"1\", \"x\", \"2\", \"3\") | tonumber?)]", nullptr),
+              ElementsAre(Json::parse("[1,2]")));
+  EXPECT_THAT(*Eval("[first(empty)], isempty(empty), isempty(1, error(\"x\"))", nullptr),
+              ElementsAre(Json::array(), true, false));
+  EXPECT_THAT(*Eval("any(.[]; . > 2), all(.[]; . > 0), any, all, any(1, error(\"e\"); . == 1)",
+                    Json::parse("[1, 3]")),
+              ElementsAre(true, true, true, true, true));
+  auto early = Eval("[limit(2; 1, error(\"early\"), 3)]", nullptr);
+  ASSERT_FALSE(early.ok());
+  EXPECT_THAT(early.status().message(), HasSubstr("early"));
 }
 
 TEST_F(JqEngineTest, FirstErrorEndsEvaluation) {

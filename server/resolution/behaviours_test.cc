@@ -247,6 +247,9 @@ TEST(BehaviourTest, B08ScaleCoercion) {
 
   EXPECT_EQ(ScaleValue(Json("3")).value(), 3);
   EXPECT_FALSE(ScaleValue(Json("x")).ok());
+  EXPECT_FALSE(ScaleValue(Json(" 3")).ok());
+  EXPECT_FALSE(ScaleValue(Json("3.0")).ok());
+  EXPECT_EQ(ScaleValue(Json("-2")).value(), -2);
   EXPECT_FALSE(ScaleValue(Json(2.5)).ok());
   EXPECT_FALSE(ScaleValue(Json(nullptr)).value().has_value());
 }

@@ -192,13 +192,28 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
     if (!group.ok()) return group.status();
     result.group = *std::move(group);
     SetHints(root, &pod, result.group);
-    if (component.ok()) {
-      result.assignment.set_component(def.components[*component].def->name);
-      for (const auto& sub : def.definition->gang.pod_group->sub_groups) {
-        if (IsDescendantOrSelf(def, *component, def.ComponentIndex(sub.component_name))) {
-          result.assignment.set_sub_group(sub.component_name);
-          break;
+    if (component.ok()) result.assignment.set_component(def.components[*component].def->name);
+    // As KAI does: the pod joins the first subgroup whose component or a
+    // descendant has a type selector accepting it; a subtree without any
+    // type selector takes the pods inferred to belong to it.
+    for (const auto& sub : def.definition->gang.pod_group->sub_groups) {
+      int top = def.ComponentIndex(sub.component_name);
+      bool any_selector = false, member = false;
+      for (size_t c = 0; c < def.components.size() && !member; ++c) {
+        const auto& selector = def.components[c].def->pod_selector;
+        if (!IsDescendantOrSelf(def, static_cast<int>(c), top) || !selector ||
+            !selector->component_type_selector) {
+          continue;
         }
+        any_selector = true;
+        auto accepts = TypeSelectorAccepts(eval, static_cast<int>(c), pod, pod_input);
+        if (!accepts.ok()) return accepts.status();
+        member = *accepts;
+      }
+      if (!any_selector) member = component.ok() && IsDescendantOrSelf(def, *component, top);
+      if (member) {
+        result.assignment.set_sub_group(sub.component_name);
+        break;
       }
     }
     result.assignment.set_pod_group(result.group.name());

@@ -60,6 +60,8 @@ std::string ControllerUid(const Json& object) {
 bool OwnedBy(const Json& pod, const std::string& root_uid, const OwnerIndex& owners,
              int max_depth) {
   if (root_uid.empty()) return false;
+  // A Pod workload owns itself.
+  if (Str(Obj(pod, "metadata"), "uid") == root_uid) return true;
   const Json* current = &pod;
   for (int depth = 0; depth < max_depth; ++depth) {
     std::string owner = ControllerUid(*current);

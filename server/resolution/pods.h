@@ -17,8 +17,9 @@ struct PodFacts {
   bool ready = false;
   Resources requests;
 
-  // Pending, Running or Unknown: counts as a current replica.
-  bool Active() const { return phase != "Succeeded" && phase != "Failed"; }
+  // Pending, Running or Unknown: counts as a current replica. (A manifest
+  // without status has no phase and is no replica yet.)
+  bool Active() const { return phase == "Pending" || phase == "Running" || phase == "Unknown"; }
   // Not ready and not finished successfully.
   bool Unhealthy() const { return !ready && phase != "Succeeded"; }
 };
@@ -31,8 +32,11 @@ using OwnerIndex = absl::flat_hash_map<std::string, const Json*>;
 // UID of the object's controller ownerReference, or "".
 std::string ControllerUid(const Json& object);
 
-// True when following controller ownerReferences from `pod` reaches
-// `root_uid` within `max_depth` steps (a missing owner ends the chain).
+// True when `pod` is the root itself (a Pod workload) or following
+// controller ownerReferences from it reaches `root_uid` within `max_depth`
+// steps (a missing owner ends the chain). Owners may be pods too: a
+// LeaderWorkerSet leader pod owns its group's StatefulSet, a Spark driver
+// pod owns its executors.
 bool OwnedBy(const Json& pod, const std::string& root_uid, const OwnerIndex& owners,
              int max_depth = 8);
 

@@ -95,12 +95,20 @@ class Resolution {
   void CollectPods() {
     if (!options_.include_pods && !options_.include_gang) return;
     OwnerIndex owners;
-    for (const Json* o : input_.owners) {
-      std::string uid = FindString(*o, {"metadata", "uid"});
-      if (!uid.empty()) owners[uid] = o;
+    for (const auto* list : {&input_.owners, &input_.pods}) {
+      for (const Json* o : *list) {
+        std::string uid = FindString(*o, {"metadata", "uid"});
+        if (!uid.empty()) owners.try_emplace(uid, o);
+      }
     }
     std::string root_uid = FindString(*input_.object, {"metadata", "uid"});
-    for (const Json* pod : input_.pods) {
+    std::vector<const Json*> candidates = input_.pods;
+    // A Pod workload is its own pod.
+    if (FindString(*input_.object, {"kind"}) == "Pod" &&
+        (root_uid.empty() || !owners.contains(root_uid))) {
+      candidates.push_back(input_.object);
+    }
+    for (const Json* pod : candidates) {
       if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
       pods_.push_back({ReadPod(*pod)});
     }

@@ -17,8 +17,9 @@ namespace wm::resolution {
 struct WorkloadInput {
   const Json* object = nullptr;
   // Candidate pods. A pod counts when its controller ownerReference chain
-  // (through `owners`, at most 8 steps) reaches the root's UID; when the
-  // root has no UID (a manifest from a file) every candidate counts.
+  // (through `owners` and the other pods, at most 8 steps) reaches the
+  // root's UID; when the root has no UID (a manifest from a file) every
+  // candidate counts. A Pod root counts as its own pod.
   std::vector<const Json*> pods;
   std::vector<const Json*> owners;
 };

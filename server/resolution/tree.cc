@@ -174,8 +174,13 @@ absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
     return static_cast<int32_t>(d);
   }
   if (value.is_string()) {
+    // Base-10 only, as Go's strconv.ParseInt: no spaces, no fraction.
+    const std::string& s = value.get_ref<const std::string&>();
+    size_t digits = s.find_first_not_of("+-") == 1 ? 1 : 0;
+    bool plain =
+        s.size() > digits && s.find_first_not_of("0123456789", digits) == std::string::npos;
     int32_t v;
-    if (!absl::SimpleAtoi(value.get<std::string>(), &v)) {
+    if (!plain || !absl::SimpleAtoi(s, &v)) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot parse ", value.dump(), " as an int32 replica count"));
     }

@@ -1,0 +1,277 @@
+// Runs every case under catalog/cases/<definition>/ against the catalog
+// definition of that name (read from the source tree, so editing a case or
+// a definition needs no rebuild), and checks that every definition
+// validates and is named after its root kind.
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "server/common/yaml_json.h"
+#include "server/definitions/compiled_definition.h"
+#include "server/definitions/parse.h"
+#include "server/expressions/jq_engine.h"
+#include "server/resolution/gang.h"
+#include "server/resolution/mutation.h"
+#include "server/resolution/resolver.h"
+#include "server/resolution/tree.h"
+
+namespace wm {
+namespace {
+
+namespace fs = std::filesystem;
+namespace v1 = ::workloadmap::v1;
+using definitions::CompiledDefinition;
+
+const std::string kCatalog = std::string(WM_SOURCE_DIR) + "/catalog";
+
+expressions::Engine& Engine() {
+  static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
+  return *engine;
+}
+
+// WM_CATALOG_FILTER=a,b limits the run to definitions whose file name
+// contains one of the comma-separated words (for work on a few at a time).
+bool Selected(const std::string& file) {
+  const char* filter = std::getenv("WM_CATALOG_FILTER");
+  if (filter == nullptr || *filter == '\0') return true;
+  for (absl::string_view word : absl::StrSplit(filter, ',', absl::SkipEmpty())) {
+    if (absl::StrContains(fs::path(file).filename().string(), word)) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> DefinitionFiles() {
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(kCatalog)) {
+    if (e.path().extension() == ".yaml" && Selected(e.path().string())) {
+      files.push_back(e.path().string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+std::shared_ptr<const CompiledDefinition> Compile(const std::string& file, std::string* error) {
+  auto parsed = definitions::LoadDefinitionFiles(file, definitions::Origin::kCatalog);
+  if (!parsed.ok()) {
+    *error = std::string(parsed.status().message());
+    return nullptr;
+  }
+  if (parsed->size() != 1) {
+    *error = "a catalog file holds exactly one definition";
+    return nullptr;
+  }
+  auto& p = (*parsed)[0];
+  std::vector<Finding> findings = p.findings;
+  if (p.definition) {
+    std::vector<Finding> more;
+    auto compiled = definitions::CompileDefinition(*p.definition, Engine(), &more);
+    findings.insert(findings.end(), more.begin(), more.end());
+    if (compiled.ok() && findings.empty()) return *compiled;
+  }
+  for (const auto& f : findings) *error += "  " + f.ToString() + "\n";
+  return nullptr;
+}
+
+// <group-slug>-<kind-lowercase>-<version>, core group slug "core".
+std::string ExpectedName(const definitions::GroupVersionKind& k) {
+  std::string slug = k.group.empty() ? "core" : k.group;
+  std::replace(slug.begin(), slug.end(), '.', '-');
+  return absl::StrCat(slug, "-", absl::AsciiStrToLower(k.kind), "-", k.version);
+}
+
+TEST(CatalogTest, EveryDefinitionValidatesWithoutWarnings) {
+  std::set<std::string> kinds;
+  for (const std::string& file : DefinitionFiles()) {
+    std::string error;
+    auto def = Compile(file, &error);
+    ASSERT_NE(def, nullptr) << file << ":\n" << error;
+    const auto& d = *def->definition;
+    EXPECT_EQ(d.name, ExpectedName(*d.root.kind)) << file;
+    EXPECT_EQ(fs::path(file).stem().string(), d.name) << file;
+    EXPECT_TRUE(kinds.insert(d.root.kind->ToString()).second)
+        << "two definitions for " << d.root.kind->ToString();
+  }
+}
+
+// Flattened view of a resolved tree: "component" and "component[instance]".
+void Flatten(const v1::Component& c, std::map<std::string, const v1::ComponentInstance*>& out,
+             std::map<std::string, std::vector<std::string>>& ids) {
+  for (const auto& i : c.instances()) {
+    out[i.id().empty() ? c.name() : absl::StrCat(c.name(), "[", i.id(), "]")] = &i;
+    if (!i.id().empty()) ids[c.name()].push_back(i.id());
+    for (const auto& child : i.children()) Flatten(child, out, ids);
+  }
+  // Children repeat under every instance: keep the ids of the first copy.
+  for (auto& [name, list] : ids) {
+    std::set<std::string> seen;
+    std::vector<std::string> unique;
+    for (auto& id : list) {
+      if (seen.insert(id).second) unique.push_back(id);
+    }
+    list = unique;
+  }
+}
+
+class CaseRunner {
+ public:
+  CaseRunner(const CompiledDefinition& def, std::string where)
+      : def_(def), where_(std::move(where)) {}
+
+  void Run(const Json& c) {
+    const Json& expect = c.at("expect");
+    const Json& object = c.at("object");
+    std::vector<Json> pods = c.value("pods", Json::array());
+    std::vector<Json> children = c.value("children", Json::array());
+    resolution::WorkloadInput input{&object};
+    for (const auto& p : pods) input.pods.push_back(&p);
+    for (const auto& o : children) input.owners.push_back(&o);
+    auto resolved = resolution::ResolveWorkload(def_, Engine(), input);
+    if (expect.contains("error")) {
+      ASSERT_FALSE(resolved.ok()) << where_ << ": want an error containing " << expect["error"];
+      EXPECT_NE(resolved.status().message().find(expect["error"].get<std::string>()),
+                std::string::npos)
+          << where_ << ": error " << resolved.status();
+      return;
+    }
+    ASSERT_TRUE(resolved.ok()) << where_ << ": " << resolved.status();
+    const v1::ResolvedWorkload& w = *resolved;
+    if (expect.contains("matchedStatuses")) {
+      std::vector<std::string> got(w.status().matched_statuses().begin(),
+                                   w.status().matched_statuses().end());
+      EXPECT_EQ(Json(got), expect["matchedStatuses"]) << where_ << ": matchedStatuses";
+    }
+    if (expect.contains("phase"))
+      EXPECT_EQ(w.status().phase(), expect["phase"]) << where_ << ": phase";
+    std::map<std::string, const v1::ComponentInstance*> flat;
+    std::map<std::string, std::vector<std::string>> ids;
+    Flatten(w.root(), flat, ids);
+    if (expect.contains("instances")) {
+      for (const auto& [component, want] : expect["instances"].items()) {
+        EXPECT_EQ(Json(ids[component]), want) << where_ << ": instances of " << component;
+      }
+    }
+    if (expect.contains("components")) {
+      for (const auto& [key, want] : expect["components"].items()) {
+        auto it = flat.find(key);
+        if (it == flat.end()) {
+          std::vector<std::string> known;
+          for (const auto& [k, v] : flat) known.push_back(k);
+          ADD_FAILURE() << where_ << ": no component " << key << " (have "
+                        << absl::StrJoin(known, ", ") << ")";
+          continue;
+        }
+        const auto& i = *it->second;
+        Json got = {{"desired", i.replicas().desired()},
+                    {"current", i.replicas().current()},
+                    {"ready", i.replicas().ready()}};
+        if (i.scale().has_replicas()) got["replicas"] = i.scale().replicas();
+        if (i.scale().has_min_replicas()) got["minReplicas"] = i.scale().min_replicas();
+        if (i.scale().has_max_replicas()) got["maxReplicas"] = i.scale().max_replicas();
+        for (const auto& [field, value] : want.items()) {
+          EXPECT_EQ(got.value(field, Json()), value)
+              << where_ << ": " << key << "." << field << " (got " << got.dump() << ")";
+        }
+      }
+    }
+    if (expect.contains("resources")) {
+      Json got = Json::object();
+      for (const auto& [name, value] : w.resources().quantities()) got[name] = value;
+      EXPECT_EQ(got, expect["resources"]) << where_ << ": resources";
+    }
+    if (expect.contains("podGroup")) CheckPodGroup(expect["podGroup"], object, pods);
+    for (const char* action : {"suspend", "resume"}) {
+      if (expect.contains(action))
+        CheckSuspend(object, expect[action], std::string(action) == "suspend");
+    }
+  }
+
+ private:
+  void CheckPodGroup(const Json& want, const Json& object, const std::vector<Json>& pods) {
+    const Json* pod = nullptr;
+    for (const auto& p : pods) {
+      if (p["metadata"]["name"] == want.at("pod")) pod = &p;
+    }
+    ASSERT_NE(pod, nullptr) << where_ << ": podGroup.pod " << want["pod"]
+                            << " is not among the pods";
+    absl::Status s = Engine().Run([&](expressions::Session& session) {
+      resolution::Evaluation eval(def_, session);
+      auto tree = resolution::BuildTree(eval, eval.Load(object));
+      if (!tree.ok()) return tree.status();
+      auto gang = resolution::GangForPod(eval, *tree, object, *pod, eval.Load(*pod));
+      if (!gang.ok()) return gang.status();
+      const auto& g = gang->group;
+      Json got = {{"name", g.name()}, {"subGroup", gang->assignment.sub_group()}};
+      if (g.has_min_member()) got["minMember"] = g.min_member();
+      if (g.has_min_sub_group()) got["minSubGroup"] = g.min_sub_group();
+      Json subs = Json::array();
+      for (const auto& sg : g.sub_groups()) {
+        Json sub = {{"name", sg.name()}};
+        if (sg.has_min_member()) sub["minMember"] = sg.min_member();
+        if (!sg.parent().empty()) sub["parent"] = sg.parent();
+        subs.push_back(sub);
+      }
+      got["subGroups"] = subs;
+      for (const auto& [field, value] : want.items()) {
+        if (field == "pod") continue;
+        EXPECT_EQ(got.value(field, Json()), value)
+            << where_ << ": podGroup." << field << " (got " << got.dump() << ")";
+      }
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << where_ << ": podGroup: " << s;
+  }
+
+  void CheckSuspend(const Json& object, const Json& want, bool suspend) {
+    absl::Status s = Engine().Run([&](expressions::Session& session) {
+      resolution::Evaluation eval(def_, session);
+      auto out = resolution::ApplySuspend(eval, object, 0, suspend);
+      if (!out.ok()) return out.status();
+      EXPECT_EQ(resolution::JsonPatch(object, *out), want)
+          << where_ << (suspend ? ": suspend" : ": resume");
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(s.ok()) << where_ << ": " << s;
+  }
+
+  const CompiledDefinition& def_;
+  std::string where_;
+};
+
+TEST(CatalogTest, EveryCasePasses) {
+  int cases = 0;
+  for (const std::string& file : DefinitionFiles()) {
+    std::string error;
+    auto def = Compile(file, &error);
+    if (def == nullptr) continue;  // reported by the test above
+    fs::path dir = fs::path(kCatalog) / "cases" / def->definition->name;
+    int count = 0;
+    if (fs::is_directory(dir)) {
+      std::vector<std::string> files;
+      for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
+      std::sort(files.begin(), files.end());
+      for (const std::string& case_file : files) {
+        auto docs = ReadYamlFile(case_file);
+        ASSERT_TRUE(docs.ok()) << docs.status();
+        std::string where =
+            absl::StrCat(def->definition->name, " / ", fs::path(case_file).stem().string());
+        CaseRunner(*def, where).Run((*docs).at(0));
+        ++count;
+      }
+    }
+    EXPECT_GE(count, 5) << def->definition->name << " has " << count
+                        << " cases; at least 5 are required";
+    cases += count;
+  }
+  std::cout << cases << " catalog cases\n";
+}
+
+}  // namespace
+}  // namespace wm
