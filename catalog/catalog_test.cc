@@ -16,10 +16,12 @@
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
+#include "server/definitions/schema_lint.h"
 #include "server/expressions/jq_engine.h"
 #include "server/resolution/gang.h"
 #include "server/resolution/mutation.h"
 #include "server/resolution/resolver.h"
+#include "server/resolution/status.h"
 #include "server/resolution/tree.h"
 
 namespace wm {
@@ -271,6 +273,99 @@ TEST(CatalogTest, EveryCasePasses) {
     cases += count;
   }
   std::cout << cases << " catalog cases\n";
+}
+
+// openAPIV3Schema of every served version of every CRD under ../shared/crds,
+// by "group/version/Kind".
+std::map<std::string, Json> CrdSchemas() {
+  std::map<std::string, Json> schemas;
+  for (const auto& e : fs::recursive_directory_iterator(std::string(WM_SHARED_DIR) + "/crds")) {
+    if (e.path().extension() != ".yaml") continue;
+    auto docs = ReadYamlFile(e.path().string());
+    if (!docs.ok()) continue;
+    for (const Json& crd : *docs) {
+      if (crd.value("kind", "") != "CustomResourceDefinition") continue;
+      const Json& spec = crd["spec"];
+      for (const Json& v : spec.value("versions", Json::array())) {
+        if (!v.contains("schema")) continue;
+        schemas[absl::StrCat(spec["group"].get<std::string>(), "/", v["name"].get<std::string>(),
+                             "/", spec["names"]["kind"].get<std::string>())] =
+            v["schema"]["openAPIV3Schema"];
+      }
+    }
+  }
+  return schemas;
+}
+
+// Every jq path a definition reads from the workload exists in the real CRD
+// (for the kinds whose CRD we have).
+TEST(CatalogTest, PathsExistInTheCrdSchemas) {
+  auto schemas = CrdSchemas();
+  int linted = 0;
+  for (const std::string& file : DefinitionFiles()) {
+    auto parsed = definitions::LoadDefinitionFiles(file).value();
+    ASSERT_TRUE(parsed[0].definition.has_value()) << file;
+    const auto& def = *parsed[0].definition;
+    auto it = schemas.find(
+        absl::StrCat(def.root.kind->group, "/", def.root.kind->version, "/", def.root.kind->kind));
+    if (it == schemas.end()) continue;
+    ++linted;
+    for (const Finding& f : definitions::LintAgainstSchema(def, it->second)) {
+      ADD_FAILURE() << def.name << ": " << f.ToString();
+    }
+  }
+  std::cout << linted << " definitions checked against their CRD schema\n";
+}
+
+// Every recorded real-operator frame whose state is known resolves, with our
+// catalog's definition for its kind, to statuses that contain that state.
+TEST(CatalogTest, ReplayRecordedFramesWithOurCatalog) {
+  std::map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind;
+  for (const std::string& file : DefinitionFiles()) {
+    std::string error;
+    auto def = Compile(file, &error);
+    if (def == nullptr) continue;
+    const auto& k = *def->definition->root.kind;
+    by_kind[absl::StrCat(k.ApiVersion(), "/", k.kind)] = def;
+  }
+  int frames = 0, contained = 0, uncovered = 0;
+  for (const auto& e :
+       fs::recursive_directory_iterator(std::string(WM_SHARED_DIR) + "/conformance/recorded")) {
+    if (e.path().extension() != ".yaml") continue;
+    Json recording = ReadYamlFile(e.path().string()).value().at(0);
+    int index = 0;
+    for (const Json& event : recording["events"]) {
+      ++index;
+      if (event.value("kind", "") != "STATE" || event.value("state", "") == "Undefined") continue;
+      const Json& object = event["object"];
+      auto it =
+          by_kind.find(absl::StrCat(object.value("apiVersion", ""), "/", object.value("kind", "")));
+      if (it == by_kind.end()) {
+        ++uncovered;
+        continue;
+      }
+      ++frames;
+      std::vector<std::string> got;
+      absl::Status s = Engine().Run([&](expressions::Session& session) {
+        resolution::Evaluation eval(*it->second, session);
+        auto status = resolution::EvaluateStatus(eval, eval.Load(object));
+        if (!status.ok()) return status.status();
+        for (auto m : status->matched) got.push_back(definitions::StatusName(m));
+        return absl::OkStatus();
+      });
+      ASSERT_TRUE(s.ok()) << e.path() << " event " << index << ": " << s;
+      bool has = std::find(got.begin(), got.end(), event["state"]) != got.end();
+      contained += has;
+      EXPECT_TRUE(has) << fs::relative(e.path(), std::string(WM_SHARED_DIR)) << " event " << index
+                       << ": want " << event["state"] << " in [" << absl::StrJoin(got, ",") << "] ("
+                       << it->second->definition->name << ")";
+    }
+  }
+  std::cout << contained << " of " << frames
+            << " recorded frames (state not Undefined) contain the state with our catalog; "
+            << uncovered << " frames of kinds we do not cover\n";
+  EXPECT_GT(frames, 100);
+  EXPECT_EQ(uncovered, 0);
 }
 
 }  // namespace

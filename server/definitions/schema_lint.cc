@@ -126,8 +126,9 @@ class Reader {
     }
   }
 
-  // Postfix steps after a term: .x, ."x", [], ["x"], [n], ?.
-  Context Postfix(Context path) {
+  // Postfix steps after a term: .x, ."x", [], ["x"], [n], ?. A computed
+  // index (`.a[(expr)]`) runs on the term's input, `in`.
+  Context Postfix(Context path, const Context& in) {
     for (;;) {
       if (pos_ >= t_.size()) return path;
       const JqToken& k = t_[pos_];
@@ -148,9 +149,9 @@ class Reader {
           path = Extend(path, {t_[pos_].kind == Kind::kString ? Unquote(t_[pos_].text) : "[]"});
           pos_ += 2;
         } else {
-          Pipe(path, false);  // a computed index: read what it reads
+          Pipe(in, false);  // a computed index: read what it reads
           if (AtOp("]")) ++pos_;
-          path = std::nullopt;
+          path = Extend(path, {"[]"});
         }
       } else if (AtOp("?")) {
         ++pos_;
@@ -184,14 +185,14 @@ class Reader {
   Context Term(Context in) {
     const JqToken& k = t_[pos_];
     if (k.kind == Kind::kField) {
-      Context path = Postfix(in ? Context(*in) : std::nullopt);
+      Context path = Postfix(in, in);
       Record(path);
       return path;
     }
     if (k.kind == Kind::kOperator && k.text == ".") {
       // `."x"` is a field; a lone `.` is the input itself.
       if (!(pos_ + 1 < t_.size() && t_[pos_ + 1].kind == Kind::kString)) ++pos_;
-      Context path = Postfix(in);
+      Context path = Postfix(in, in);
       Record(path);
       return path;
     }
@@ -199,7 +200,7 @@ class Reader {
       ++pos_;
       Context inner = Pipe(in, false);
       if (AtOp(")")) ++pos_;
-      Context path = Postfix(inner);
+      Context path = Postfix(inner, in);
       Record(path);
       return path;
     }
@@ -207,19 +208,19 @@ class Reader {
       ++pos_;
       if (!AtOp("]")) Pipe(in, false);
       if (AtOp("]")) ++pos_;
-      Postfix(std::nullopt);
+      Postfix(std::nullopt, in);
       return std::nullopt;
     }
     if (k.kind == Kind::kOperator && k.text == "{") {
       ++pos_;
       Object(in);
-      Postfix(std::nullopt);
+      Postfix(std::nullopt, in);
       return std::nullopt;
     }
     if (k.kind == Kind::kVariable || k.kind == Kind::kString || k.kind == Kind::kNumber ||
         k.kind == Kind::kFormat) {
       ++pos_;
-      Postfix(std::nullopt);
+      Postfix(std::nullopt, in);
       return std::nullopt;
     }
     if (k.kind == Kind::kIdentifier) return Word(in);
@@ -269,7 +270,7 @@ class Reader {
         if (AtWord("end")) ++pos_;
         break;
       }
-      Postfix(std::nullopt);
+      Postfix(std::nullopt, in);
       return std::nullopt;
     }
     if (word == "reduce" || word == "foreach") {
@@ -331,7 +332,7 @@ class Reader {
       }
       if (AtOp(")")) ++pos_;
     }
-    Postfix(std::nullopt);
+    Postfix(std::nullopt, in);
     return std::nullopt;
   }
 

@@ -38,6 +38,8 @@ TEST(ReadPathsTest, FollowsChainsPipesAndElementFunctions) {
   EXPECT_THAT(Paths("any(.spec.x[]?; .y == 1)"), UnorderedElementsAre("spec.x.[]"));
   EXPECT_THAT(Paths(".x | with_entries(.value)"), UnorderedElementsAre("x"));
   EXPECT_THAT(Paths("$v.a.b"), UnorderedElementsAre());
+  EXPECT_THAT(Paths(".spec.s[(.spec.s // {} | keys[])].x"),
+              UnorderedElementsAre("spec.s", "spec.s.[].x"));
 }
 
 TEST(LintTest, ReportsFieldsTheSchemaLacks) {
