@@ -255,6 +255,7 @@ TEST(CatalogTest, EveryCasePasses) {
     if (def == nullptr) continue;  // reported by the test above
     fs::path dir = fs::path(kCatalog) / "cases" / def->definition->name;
     int count = 0;
+    bool has_suspend = false, has_resume = false, has_pod_group = false;
     if (fs::is_directory(dir)) {
       std::vector<std::string> files;
       for (const auto& e : fs::directory_iterator(dir)) files.push_back(e.path().string());
@@ -264,12 +265,26 @@ TEST(CatalogTest, EveryCasePasses) {
         ASSERT_TRUE(docs.ok()) << docs.status();
         std::string where =
             absl::StrCat(def->definition->name, " / ", fs::path(case_file).stem().string());
+        const Json& expect = (*docs).at(0).at("expect");
+        has_suspend = has_suspend || expect.contains("suspend");
+        has_resume = has_resume || expect.contains("resume");
+        has_pod_group = has_pod_group || expect.contains("podGroup");
         CaseRunner(*def, where).Run((*docs).at(0));
         ++count;
       }
     }
     EXPECT_GE(count, 5) << def->definition->name << " has " << count
                         << " cases; at least 5 are required";
+    const auto& d = *def->definition;
+    if (d.root.suspend) {
+      EXPECT_TRUE(has_suspend && has_resume)
+          << d.name
+          << " has a suspend definition: a case must assert the suspend and resume patches";
+    }
+    if (!d.gang.empty()) {
+      EXPECT_TRUE(has_pod_group) << d.name
+                                 << " has gang instructions: a case must assert a PodGroup";
+    }
     cases += count;
   }
   std::cout << cases << " catalog cases\n";

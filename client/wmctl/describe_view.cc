@@ -204,16 +204,23 @@ void SumResources(const v1::ResourceList& r, std::map<std::string, int64_t>& int
 }
 
 // Resources table rows: leaf component rows, and grouping rows whose own
-// request is more than their children's, so that rows sum to TOTAL.
-void TableRows(const std::vector<Row>& rows, std::vector<const Row*>& out) {
+// request is more than their children's, so that rows sum to TOTAL. Nested
+// rows are named by their path ("0/leader").
+void TableRows(const std::vector<Row>& rows, const std::string& prefix,
+               std::vector<std::pair<std::string, const Row*>>& out) {
   for (const Row& r : rows) {
     if (r.pod != nullptr) continue;
-    std::vector<const Row*> children;
-    TableRows(r.children, children);
+    std::vector<std::pair<std::string, const Row*>> children;
+    TableRows(r.children, prefix + r.name + "/", children);
     std::map<std::string, int64_t> own, sum;
     SumResources(r.instance->resources(), own);
-    for (const Row* c : children) SumResources(c->instance->resources(), sum);
-    if (children.empty() || own != sum) out.push_back(&r);
+    for (const auto& [name, c] : children) {
+      if (name.rfind(prefix + r.name + "/", 0) == 0 &&
+          name.find('/', prefix.size() + r.name.size() + 1) == std::string::npos) {
+        SumResources(c->instance->resources(), sum);
+      }
+    }
+    if (children.empty() || own != sum) out.push_back({prefix + r.name, &r});
     out.insert(out.end(), children.begin(), children.end());
   }
 }
@@ -295,8 +302,8 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
 
   // Resources table (never truncated: built from all rows).
   std::vector<Row> all_rows = builder.Top(w);
-  std::vector<const Row*> table;
-  TableRows(all_rows, table);
+  std::vector<std::pair<std::string, const Row*>> table;
+  TableRows(all_rows, "", table);
   std::set<std::string> extra;
   for (const auto& [name, value] : w.resources().quantities()) {
     if (name != kGpu && name != "cpu" && name != "memory") extra.insert(name);
@@ -311,9 +318,8 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
     return l;
   };
   int64_t replicas = 0;
-  for (const Row* r : table) {
-    table_lines.push_back(
-        cells(r->name, r->instance->replicas().desired(), r->instance->resources()));
+  for (const auto& [name, r] : table) {
+    table_lines.push_back(cells(name, r->instance->replicas().desired(), r->instance->resources()));
     replicas += r->instance->replicas().desired();
   }
   table_lines.push_back(cells("TOTAL", replicas, w.resources()));

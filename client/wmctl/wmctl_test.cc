@@ -1,10 +1,13 @@
+#include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "client/wmctl/commands.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/common/yaml_json.h"
 
 namespace wm::wmctl {
 namespace {
@@ -183,6 +186,47 @@ TEST(WmctlTest, DefinitionsListsTheCatalog) {
   Result one = RunCli({"definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "json"});
   EXPECT_EQ(Json::parse(one.out)["kind"], "Karta");
   EXPECT_EQ(RunCli({"definitions", "nope"}).code, 3);
+}
+
+// `wmctl describe -f` renders every catalog case input (the workload, its
+// intermediate objects and pods in one file) as a tree with the Resources
+// table, or fails exactly where the case expects resolution to fail.
+TEST(WmctlTest, DescribesEveryCatalogCase) {
+  namespace fs = std::filesystem;
+  const std::string catalog = std::string(WM_SOURCE_DIR) + "/catalog";
+  int described = 0;
+  for (const auto& dir : fs::directory_iterator(catalog + "/cases")) {
+    if (!dir.is_directory()) continue;
+    std::string definition = catalog + "/" + dir.path().filename().string() + ".yaml";
+    for (const auto& file : fs::directory_iterator(dir.path())) {
+      Json c = ReadYamlFile(file.path().string()).value().at(0);
+      std::string text = ToYaml(c["object"]);
+      std::set<std::string> seen;
+      for (const char* list : {"children", "pods"}) {
+        for (const Json& o : c.value(list, Json::array())) {
+          // Pods listed as owners too (a leader pod owning its group) once.
+          std::string key = o.value("kind", "") + "/" + o["metadata"].value("name", "");
+          if (seen.insert(key).second) text += "---\n" + ToYaml(o);
+        }
+      }
+      std::string path = ::testing::TempDir() + "/case.yaml";
+      std::ofstream(path) << text;
+      Result r = RunCli({"describe", "-f", path, "--no-catalog", "--definitions", definition});
+      std::string where = file.path().string();
+      if (c["expect"].contains("error")) {
+        EXPECT_EQ(r.code, 1) << where << "\n" << r.err;
+        continue;
+      }
+      ASSERT_EQ(r.code, 0) << where << "\n" << r.err;
+      std::string head = c["object"]["kind"].get<std::string>() + "/" +
+                         c["object"]["metadata"]["name"].get<std::string>();
+      EXPECT_EQ(r.out.rfind(head, 0), 0u) << where << "\n" << r.out;
+      EXPECT_THAT(r.out, HasSubstr("\nResources:\nCOMPONENT")) << where;
+      EXPECT_THAT(r.out, ::testing::ContainsRegex("\nTOTAL +[0-9]")) << where;
+      ++described;
+    }
+  }
+  EXPECT_GT(described, 400);
 }
 
 }  // namespace

@@ -47,9 +47,9 @@ class Resolution {
     CollectPods();
     std::vector<int> all(pods_.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    PlacePods(tree_, all);
+    PlacePods(tree_, all, "");
     Resources total;
-    *out_.mutable_root() = BuildComponent(tree_, total);
+    *out_.mutable_root() = BuildComponent(tree_, total, "");
     ExportResources(total, out_.mutable_resources());
     std::set<std::string> nodes;
     for (const auto& p : pods_) {
@@ -128,8 +128,11 @@ class Resolution {
   // Top-down placement (format §2.7): pod-bearing components claim what
   // their type selector accepts (all pods when the definition has a single
   // spec), grouping components pass their set down, multi-instance
-  // components split by instance id.
-  void PlacePods(const ComponentNode& node, const std::vector<int>& candidates) {
+  // components split by instance id. A grouping component with an instance
+  // selector (a LeaderWorkerSet group) narrows what each instance's children
+  // see, so placements are kept per `scope`: the chain of parent instances.
+  void PlacePods(const ComponentNode& node, const std::vector<int>& candidates,
+                 const std::string& scope) {
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
     std::vector<int> claimed;
@@ -157,7 +160,7 @@ class Resolution {
         if (key.ok()) pods_[p].replica_key = *key;
       }
     }
-    std::map<std::string, std::vector<int>>& placed = placement_[node.index];
+    std::map<std::string, std::vector<int>>& placed = placement_[Key(scope, node.index)];
     bool multi = compiled.instance_selector != kNone;
     for (int p : claimed) {
       if (!multi) {
@@ -179,7 +182,38 @@ class Resolution {
       pods_[p].instance_id = *id;
       placed[*id].push_back(p);
     }
-    for (const auto& child : node.children) PlacePods(child, candidates);
+    if (SplitsChildren(node)) {
+      std::map<std::string, std::vector<int>> by_instance;
+      for (int p : candidates) {
+        auto id = eval_.Single(compiled.instance_selector, PodInput(p));
+        if (id.ok()) by_instance[*id].push_back(p);
+      }
+      for (const auto& instance : node.instances) {
+        for (const auto& child : node.children) {
+          PlacePods(child, by_instance[instance.id], ChildScope(scope, node, instance.id));
+        }
+      }
+      return;
+    }
+    for (const auto& child : node.children)
+      PlacePods(child, candidates, ChildScope(scope, node, ""));
+  }
+
+  // A grouping (not pod-bearing) component with an instance selector gives
+  // each of its instances its own children.
+  bool SplitsChildren(const ComponentNode& node) const {
+    const auto& compiled = def_.components[node.index];
+    return !compiled.def->HasPodDefinition() && compiled.instance_selector != kNone &&
+           !node.children.empty();
+  }
+
+  static std::string ChildScope(const std::string& scope, const ComponentNode& node,
+                                const std::string& instance) {
+    return absl::StrCat(scope, node.index, "[", instance, "]/");
+  }
+
+  static std::string Key(const std::string& scope, int index) {
+    return absl::StrCat(scope, "#", index);
   }
 
   int SpecCount() const {
@@ -194,7 +228,8 @@ class Resolution {
     counts->set_ready(ready);
   }
 
-  v1::Component BuildComponent(const ComponentNode& node, Resources& total) {
+  v1::Component BuildComponent(const ComponentNode& node, Resources& total,
+                               const std::string& scope) {
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
     v1::Component out;
@@ -205,11 +240,19 @@ class Resolution {
       out.mutable_kind()->set_kind(cdef.kind->kind);
     }
     out.set_has_pod_definition(cdef.HasPodDefinition());
-    // Children once; each instance carries a copy (upstream's shape).
+    // Children once; each instance carries a copy (upstream's shape),
+    // unless the component splits its children's pods per instance.
+    bool split = SplitsChildren(node);
     std::vector<v1::Component> children;
     Resources children_total;
-    for (const auto& child : node.children)
-      children.push_back(BuildComponent(child, children_total));
+    auto build_children = [&](const std::string& child_scope) {
+      children.clear();
+      children_total.clear();
+      for (const auto& child : node.children) {
+        children.push_back(BuildComponent(child, children_total, child_scope));
+      }
+    };
+    if (!split) build_children(ChildScope(scope, node, ""));
     Resources component_total;
     int desired_sum = 0, current_sum = 0, ready_sum = 0;
     std::set<std::string> component_nodes;
@@ -219,6 +262,7 @@ class Resolution {
       if (instance.replicas) inst->mutable_scale()->set_replicas(*instance.replicas);
       if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
       if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
+      if (split) build_children(ChildScope(scope, node, instance.id));
       Resources per_pod;
       if (cdef.HasPodDefinition()) {
         per_pod = instance.fragmented.is_object() ? FragmentedRequests(instance.fragmented)
@@ -233,7 +277,7 @@ class Resolution {
       AddScaled(component_total, instance_total, 1);
 
       std::vector<int> pods;
-      if (auto it = placement_.find(node.index); it != placement_.end()) {
+      if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
         if (auto jt = it->second.find(instance.id); jt != it->second.end()) pods = jt->second;
       }
       int current = 0, ready = 0;
@@ -320,8 +364,8 @@ class Resolution {
   Session::InputId root_input_ = -1;
   ComponentNode tree_;
   std::vector<PodEntry> pods_;
-  // component index -> instance id -> pod indices
-  std::map<int, std::map<std::string, std::vector<int>>> placement_;
+  // scope#component index -> instance id -> pod indices
+  std::map<std::string, std::map<std::string, std::vector<int>>> placement_;
 };
 
 }  // namespace
