@@ -39,25 +39,6 @@ absl::Status SetPath(Json& document, const Json& path, Json value) {
   return absl::OkStatus();
 }
 
-const Json* GetPath(const Json& document, const Json& path) {
-  const Json* current = &document;
-  for (const Json& step : path) {
-    if (step.is_string() && current->is_object()) {
-      auto it = current->find(step.get<std::string>());
-      if (it == current->end()) return nullptr;
-      current = &*it;
-    } else if (step.is_number() && current->is_array()) {
-      int64_t index = static_cast<int64_t>(step.get<double>());
-      if (index < 0) index += static_cast<int64_t>(current->size());
-      if (index < 0 || static_cast<size_t>(index) >= current->size()) return nullptr;
-      current = &(*current)[static_cast<size_t>(index)];
-    } else {
-      return nullptr;
-    }
-  }
-  return current;
-}
-
 const Json* Find(const Json& document, std::initializer_list<absl::string_view> keys) {
   const Json* current = &document;
   for (absl::string_view key : keys) {

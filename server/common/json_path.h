@@ -17,9 +17,6 @@ namespace wm {
 // has a value of the wrong type on the way (e.g. a key into an array).
 absl::Status SetPath(Json& document, const Json& path, Json value);
 
-// The value at `path`, or nullptr (as jq's getpath gives null).
-const Json* GetPath(const Json& document, const Json& path);
-
 // The value under nested object keys, or nullptr when any step is missing or
 // not an object: Find(pod, {"metadata", "labels"}).
 const Json* Find(const Json& document, std::initializer_list<absl::string_view> keys);

@@ -192,32 +192,4 @@ void ValidateAgainstSchema(const Json& schema, Json& value, const std::string& p
   }
 }
 
-const Json* SchemaAt(const Json& schema, const std::vector<std::string>& path) {
-  const Json* current = &schema;
-  for (const std::string& step : path) {
-    if (current->value("x-kubernetes-preserve-unknown-fields", false)) return current;
-    if (step == "[]") {
-      if (auto it = current->find("items"); it != current->end()) {
-        current = &*it;
-      } else if (auto add = current->find("additionalProperties");
-                 add != current->end() && add->is_object()) {
-        current = &*add;
-      } else {
-        return nullptr;
-      }
-      continue;
-    }
-    auto props = current->find("properties");
-    if (props != current->end() && props->contains(step)) {
-      current = &(*props)[step];
-    } else if (auto add = current->find("additionalProperties");
-               add != current->end() && add->is_object()) {
-      current = &*add;
-    } else {
-      return nullptr;
-    }
-  }
-  return current;
-}
-
 }  // namespace wm

@@ -34,11 +34,6 @@ std::string IndexPath(const std::string& parent, size_t index);
 void ValidateAgainstSchema(const Json& schema, Json& value, const std::string& path,
                            std::vector<Finding>& findings);
 
-// The schema of the field at `path` below `schema` (dotted property names,
-// "[]" steps into array items or map values); nullptr when the schema has
-// no such field. Used by the catalog's schema lint.
-const Json* SchemaAt(const Json& schema, const std::vector<std::string>& path);
-
 }  // namespace wm
 
 #endif  // WM_SERVER_COMMON_OPENAPI_SCHEMA_H_

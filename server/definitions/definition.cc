@@ -1,6 +1,5 @@
 #include "server/definitions/definition.h"
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
 namespace wm::definitions {
@@ -40,16 +39,6 @@ const char* StatusMappingKey(WorkloadStatus s) {
   return kKeys[static_cast<int>(s)];
 }
 
-std::optional<WorkloadStatus> ParseStatusName(const std::string& name) {
-  std::string lower = absl::AsciiStrToLower(name);
-  for (int i = 0; i <= static_cast<int>(WorkloadStatus::kUndefined); ++i) {
-    if (lower == StatusMappingKey(static_cast<WorkloadStatus>(i))) {
-      return static_cast<WorkloadStatus>(i);
-    }
-  }
-  return std::nullopt;
-}
-
 const char* OriginName(Origin o) {
   switch (o) {
     case Origin::kCatalog:
@@ -60,14 +49,6 @@ const char* OriginName(Origin o) {
       return "cluster";
   }
   return "unknown";
-}
-
-const ComponentDefinition* Definition::FindComponent(const std::string& name) const {
-  if (root.name == name) return &root;
-  for (const auto& c : children) {
-    if (c.name == name) return &c;
-  }
-  return nullptr;
 }
 
 }  // namespace wm::definitions

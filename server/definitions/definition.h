@@ -102,9 +102,8 @@ enum class WorkloadStatus {
   kUndefined,
 };
 constexpr int kMappedStatusCount = 8;
-const char* StatusName(WorkloadStatus s);                                // "Running"
-const char* StatusMappingKey(WorkloadStatus s);                          // "running"
-std::optional<WorkloadStatus> ParseStatusName(const std::string& name);  // any case
+const char* StatusName(WorkloadStatus s);        // "Running"
+const char* StatusMappingKey(WorkloadStatus s);  // "running"
 
 struct ConditionsDefinition {
   std::string path;
@@ -210,9 +209,6 @@ struct Definition {
   GangScheduling gang;
   // The object as read, with CRD defaults applied (for -o json/yaml).
   Json object;
-
-  // nullptr when there is no component of that name.
-  const ComponentDefinition* FindComponent(const std::string& name) const;
 };
 
 }  // namespace wm::definitions
