@@ -51,8 +51,14 @@ const Json* Find(const Json& document, std::initializer_list<absl::string_view> 
 }
 
 std::string FindString(const Json& document, std::initializer_list<absl::string_view> keys) {
+  return FindOptionalString(document, keys).value_or("");
+}
+
+std::optional<std::string> FindOptionalString(const Json& document,
+                                              std::initializer_list<absl::string_view> keys) {
   const Json* value = Find(document, keys);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : "";
+  if (value == nullptr || !value->is_string()) return std::nullopt;
+  return value->get<std::string>();
 }
 
 std::string JqPathString(const Json& path) {

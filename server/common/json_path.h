@@ -2,6 +2,7 @@
 #define WM_SERVER_COMMON_JSON_PATH_H_
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -23,6 +24,12 @@ const Json* Find(const Json& document, std::initializer_list<absl::string_view> 
 
 // The string under nested object keys, or "" when absent or not a string.
 std::string FindString(const Json& document, std::initializer_list<absl::string_view> keys);
+
+// The string under nested object keys, or nullopt when absent or not a
+// string: for optional fields, where "" is a value that FindString cannot
+// tell from an absent one.
+std::optional<std::string> FindOptionalString(const Json& document,
+                                              std::initializer_list<absl::string_view> keys);
 
 // Renders a jq path for error messages: ["a", 0, "b"] -> .a[0].b
 std::string JqPathString(const Json& path);

@@ -119,9 +119,15 @@ int CompiledDefinition::ComponentIndex(const std::string& name) const {
   return -1;
 }
 
+int CompiledDefinition::SpecCount() const {
+  int count = 0;
+  for (const auto& c : components) count += c.def->spec ? 1 : 0;
+  return count;
+}
+
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
-    Definition def, expressions::Engine& engine, std::vector<Finding>* findings) {
-  std::vector<Finding> found = Validate(def);
+    const ValidatedDefinition& def, expressions::Engine& engine, std::vector<Finding>* findings) {
+  std::vector<Finding> found = def.findings();
   auto is_error = [](const Finding& f) { return f.is_error(); };
   auto fail = [&](std::vector<Finding> all) -> absl::Status {
     size_t errors = std::count_if(all.begin(), all.end(), is_error);
@@ -133,15 +139,14 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
       }
     }
     if (findings != nullptr) *findings = std::move(all);
-    return absl::InvalidArgumentError(
-        absl::StrCat("invalid definition ", def.name, ": ", errors, " finding(s), first: ", first));
+    return absl::InvalidArgumentError(absl::StrCat("invalid definition ", def.definition()->name,
+                                                   ": ", errors, " finding(s), first: ", first));
   };
-  if (std::any_of(found.begin(), found.end(), is_error)) return fail(std::move(found));
+  if (!def.ok()) return fail(std::move(found));
 
   auto compiled = std::make_shared<CompiledDefinition>();
-  auto shared_def = std::make_shared<const Definition>(std::move(def));
-  compiled->definition = shared_def;
-  const Definition& d = *shared_def;
+  compiled->definition = def.definition();
+  const Definition& d = *compiled->definition;
   ProgramBuilder builder;
   compiled->components.resize(d.children.size() + 1);
   for (size_t i = 0; i <= d.children.size(); ++i) {
@@ -191,6 +196,11 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
   compiled->warnings = found;
   if (findings != nullptr) *findings = std::move(found);
   return std::shared_ptr<const CompiledDefinition>(std::move(compiled));
+}
+
+absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
+    Definition def, expressions::Engine& engine, std::vector<Finding>* findings) {
+  return CompileDefinition(ValidatedDefinition(std::move(def)), engine, findings);
 }
 
 }  // namespace wm::definitions

@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "server/common/openapi_schema.h"
 #include "server/definitions/definition.h"
+#include "server/definitions/validate.h"
 #include "server/expressions/engine.h"
 
 namespace wm::definitions {
@@ -72,11 +73,19 @@ struct CompiledDefinition {
 
   // -1 when there is no component of that name.
   int ComponentIndex(const std::string& name) const;
+  // The number of components with a specDefinition.
+  int SpecCount() const;
 };
 
-// Validates `def` (Validate) and compiles it with `engine`. On failure
+// Compiles a validated definition with `engine` (sharing its Definition).
+// On failure (a validation error, or an expression jq does not compile)
 // returns InvalidArgument and fills `findings` (errors and warnings, each
 // with its field path); on success `findings` holds the warnings.
+absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
+    const ValidatedDefinition& def, expressions::Engine& engine,
+    std::vector<Finding>* findings = nullptr);
+
+// Validates `def` (Validate) and compiles it, as above.
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
     Definition def, expressions::Engine& engine, std::vector<Finding>* findings = nullptr);
 

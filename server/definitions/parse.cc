@@ -8,6 +8,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
 
 namespace wm {
@@ -19,69 +20,56 @@ namespace {
 
 using S = Finding::Severity;
 
-std::optional<std::string> OptString(const Json& obj, const char* key) {
-  if (!obj.is_object()) return std::nullopt;
-  auto it = obj.find(key);
-  if (it == obj.end() || !it->is_string()) return std::nullopt;
-  return it->get<std::string>();
-}
-
-std::string String(const Json& obj, const char* key) { return OptString(obj, key).value_or(""); }
-
-const Json& Field(const Json& obj, const char* key) {
-  static const Json kNull;
-  if (!obj.is_object()) return kNull;
-  auto it = obj.find(key);
-  return it == obj.end() ? kNull : *it;
-}
-
-std::vector<std::string> Strings(const Json& array) {
+std::vector<std::string> Strings(const Json* array) {
   std::vector<std::string> out;
-  if (!array.is_array()) return out;
-  for (const auto& v : array) {
+  if (array == nullptr || !array->is_array()) return out;
+  for (const auto& v : *array) {
     if (v.is_string()) out.push_back(v.get<std::string>());
   }
   return out;
 }
 
 GroupVersionKind ToGvk(const Json& j) {
-  return {String(j, "group"), String(j, "version"), String(j, "kind")};
+  return {FindString(j, {"group"}), FindString(j, {"version"}), FindString(j, {"kind"})};
 }
 
-std::optional<Topology> ToTopology(const Json& j) {
-  if (!j.is_object()) return std::nullopt;
-  return Topology{String(j, "topologyName"), String(j, "requiredTopologyLevel"),
-                  String(j, "preferredTopologyLevel")};
+std::optional<Topology> ToTopology(const Json* j) {
+  if (j == nullptr || !j->is_object()) return std::nullopt;
+  return Topology{FindString(*j, {"topologyName"}), FindString(*j, {"requiredTopologyLevel"}),
+                  FindString(*j, {"preferredTopologyLevel"})};
 }
 
 StatusDefinition ToStatus(const Json& j) {
   StatusDefinition status;
-  if (const Json& phase = Field(j, "phaseDefinition"); phase.is_object()) {
-    status.phase_path = OptString(phase, "path");
+  if (const Json* phase = Find(j, {"phaseDefinition"}); phase != nullptr && phase->is_object()) {
+    status.phase_path = FindOptionalString(*phase, {"path"});
   }
-  if (const Json& c = Field(j, "conditionsDefinition"); c.is_object()) {
+  if (const Json* c = Find(j, {"conditionsDefinition"}); c != nullptr && c->is_object()) {
     ConditionsDefinition cond;
-    cond.path = String(c, "path");
-    cond.type_field_name = String(c, "typeFieldName");
-    cond.status_field_name = String(c, "statusFieldName");
-    cond.message_field_name = String(c, "messageFieldName");
-    cond.reason_field_name = String(c, "reasonFieldName");
+    cond.path = FindString(*c, {"path"});
+    cond.type_field_name = FindString(*c, {"typeFieldName"});
+    cond.status_field_name = FindString(*c, {"statusFieldName"});
+    cond.message_field_name = FindString(*c, {"messageFieldName"});
+    cond.reason_field_name = FindString(*c, {"reasonFieldName"});
     status.conditions = cond;
   }
-  const Json& mappings = Field(j, "statusMappings");
   for (int i = 0; i < kMappedStatusCount; ++i) {
-    const Json& list = Field(mappings, StatusMappingKey(static_cast<WorkloadStatus>(i)));
-    if (!list.is_array()) continue;
-    for (const Json& m : list) {
+    const Json* list =
+        Find(j, {"statusMappings", StatusMappingKey(static_cast<WorkloadStatus>(i))});
+    if (list == nullptr || !list->is_array()) continue;
+    for (const Json& m : *list) {
       StatusMatcher matcher;
-      matcher.by_phase = String(m, "byPhase");
-      for (const Json& c :
-           Field(m, "byConditions").is_array() ? Field(m, "byConditions") : Json::array()) {
-        matcher.by_conditions.push_back(
-            {String(c, "type"), String(c, "status"), String(c, "reason")});
+      matcher.by_phase = FindString(m, {"byPhase"});
+      if (const Json* conditions = Find(m, {"byConditions"});
+          conditions != nullptr && conditions->is_array()) {
+        for (const Json& c : *conditions) {
+          matcher.by_conditions.push_back(
+              {FindString(c, {"type"}), FindString(c, {"status"}), FindString(c, {"reason"})});
+        }
       }
-      if (const Json& e = Field(m, "byExpression"); e.is_object()) {
-        matcher.by_expression = ByExpression{String(e, "expression"), String(e, "expectedResult")};
+      if (const Json* e = Find(m, {"byExpression"}); e != nullptr && e->is_object()) {
+        matcher.by_expression =
+            ByExpression{FindString(*e, {"expression"}), FindString(*e, {"expectedResult"})};
       }
       status.mappings[i].push_back(std::move(matcher));
     }
@@ -89,62 +77,72 @@ StatusDefinition ToStatus(const Json& j) {
   return status;
 }
 
-std::vector<SuspendAction> ToActions(const Json& list) {
+std::vector<SuspendAction> ToActions(const Json* list) {
   std::vector<SuspendAction> actions;
-  if (!list.is_array()) return actions;
-  for (const Json& a : list) actions.push_back({String(a, "path"), String(a, "value")});
+  if (list == nullptr || !list->is_array()) return actions;
+  for (const Json& a : *list) {
+    actions.push_back({FindString(a, {"path"}), FindString(a, {"value"})});
+  }
   return actions;
 }
 
 ComponentDefinition ToComponent(const Json& j) {
   ComponentDefinition c;
-  c.name = String(j, "name");
-  if (const Json& kind = Field(j, "kind"); kind.is_object()) c.kind = ToGvk(kind);
-  c.owner_ref = String(j, "ownerRef");
-  if (const Json& spec = Field(j, "specDefinition"); spec.is_object()) {
+  c.name = FindString(j, {"name"});
+  if (const Json* kind = Find(j, {"kind"}); kind != nullptr && kind->is_object()) {
+    c.kind = ToGvk(*kind);
+  }
+  c.owner_ref = FindString(j, {"ownerRef"});
+  if (const Json* spec = Find(j, {"specDefinition"}); spec != nullptr && spec->is_object()) {
     SpecDefinition s;
-    s.pod_template_spec_path = OptString(spec, "podTemplateSpecPath");
-    s.pod_spec_path = OptString(spec, "podSpecPath");
-    s.metadata_path = OptString(spec, "metadataPath");
-    if (const Json& f = Field(spec, "fragmentedPodSpecDefinition"); f.is_object()) {
+    s.pod_template_spec_path = FindOptionalString(*spec, {"podTemplateSpecPath"});
+    s.pod_spec_path = FindOptionalString(*spec, {"podSpecPath"});
+    s.metadata_path = FindOptionalString(*spec, {"metadataPath"});
+    if (const Json* f = Find(*spec, {"fragmentedPodSpecDefinition"});
+        f != nullptr && f->is_object()) {
       FragmentedPodSpec frag;
       for (int i = 0; i < FragmentedPodSpec::kFieldCount; ++i) {
-        frag.paths[i] = OptString(f, FragmentedPodSpec::PathKey(FragmentedPodSpec::Field(i)));
+        frag.paths[i] =
+            FindOptionalString(*f, {FragmentedPodSpec::PathKey(FragmentedPodSpec::Field(i))});
       }
       s.fragmented = frag;
     }
     c.spec = s;
   }
-  if (const Json& scale = Field(j, "scaleDefinition"); scale.is_object()) {
-    c.scale = ScaleDefinition{OptString(scale, "replicasPath"), OptString(scale, "minReplicasPath"),
-                              OptString(scale, "maxReplicasPath")};
+  if (const Json* scale = Find(j, {"scaleDefinition"}); scale != nullptr && scale->is_object()) {
+    c.scale = ScaleDefinition{FindOptionalString(*scale, {"replicasPath"}),
+                              FindOptionalString(*scale, {"minReplicasPath"}),
+                              FindOptionalString(*scale, {"maxReplicasPath"})};
   }
-  if (const Json& status = Field(j, "statusDefinition"); status.is_object()) {
-    c.status = ToStatus(status);
+  if (const Json* status = Find(j, {"statusDefinition"});
+      status != nullptr && status->is_object()) {
+    c.status = ToStatus(*status);
   }
-  if (const Json& suspend = Field(j, "suspendDefinition"); suspend.is_object()) {
-    c.suspend = SuspendDefinition{ToActions(Field(suspend, "suspendActions")),
-                                  ToActions(Field(suspend, "resumeActions"))};
+  if (const Json* suspend = Find(j, {"suspendDefinition"});
+      suspend != nullptr && suspend->is_object()) {
+    c.suspend = SuspendDefinition{ToActions(Find(*suspend, {"suspendActions"})),
+                                  ToActions(Find(*suspend, {"resumeActions"}))};
   }
-  c.instance_id_path = OptString(j, "instanceIdPath");
-  if (const Json& sel = Field(j, "podSelector"); sel.is_object()) {
+  c.instance_id_path = FindOptionalString(j, {"instanceIdPath"});
+  if (const Json* sel = Find(j, {"podSelector"}); sel != nullptr && sel->is_object()) {
     PodSelector ps;
-    if (const Json& t = Field(sel, "componentTypeSelector"); t.is_object()) {
+    if (const Json* t = Find(*sel, {"componentTypeSelector"}); t != nullptr && t->is_object()) {
       ComponentTypeSelector ts;
-      ts.key_path = OptString(t, "keyPath");
-      ts.value = OptString(t, "value");
-      if (const Json& labels = Field(t, "matchLabels"); labels.is_object()) {
-        for (const auto& [k, v] : labels.items()) {
+      ts.key_path = FindOptionalString(*t, {"keyPath"});
+      ts.value = FindOptionalString(*t, {"value"});
+      if (const Json* labels = Find(*t, {"matchLabels"});
+          labels != nullptr && labels->is_object()) {
+        for (const auto& [k, v] : labels->items()) {
           if (v.is_string()) ts.match_labels[k] = v.get<std::string>();
         }
       }
       ps.component_type_selector = ts;
     }
-    if (const Json& i = Field(sel, "componentInstanceSelector"); i.is_object()) {
-      ps.instance_id_path = OptString(i, "idPath");
+    if (const Json* i = Find(*sel, {"componentInstanceSelector"}); i != nullptr && i->is_object()) {
+      ps.instance_id_path = FindOptionalString(*i, {"idPath"});
     }
-    if (const Json& r = Field(sel, "replicaSelector"); r.is_object()) {
-      ps.replica_key_path = OptString(r, "keyPath");
+    if (const Json* r = Find(*sel, {"replicaSelector"}); r != nullptr && r->is_object()) {
+      ps.replica_key_path = FindOptionalString(*r, {"keyPath"});
     }
     c.pod_selector = ps;
   }
@@ -153,22 +151,29 @@ ComponentDefinition ToComponent(const Json& j) {
 
 GangScheduling ToGang(const Json& j) {
   GangScheduling gang;
-  for (const Json& g : Field(j, "podGroups").is_array() ? Field(j, "podGroups") : Json::array()) {
-    PodGroupsEntry entry;
-    entry.name = String(g, "name");
-    for (const Json& m : Field(g, "members").is_array() ? Field(g, "members") : Json::array()) {
-      entry.members.push_back({String(m, "componentName"), Strings(Field(m, "groupByKeyPaths")),
-                               Strings(Field(m, "filters"))});
+  if (const Json* groups = Find(j, {"podGroups"}); groups != nullptr && groups->is_array()) {
+    for (const Json& g : *groups) {
+      PodGroupsEntry entry;
+      entry.name = FindString(g, {"name"});
+      if (const Json* members = Find(g, {"members"}); members != nullptr && members->is_array()) {
+        for (const Json& m : *members) {
+          entry.members.push_back({FindString(m, {"componentName"}),
+                                   Strings(Find(m, {"groupByKeyPaths"})),
+                                   Strings(Find(m, {"filters"}))});
+        }
+      }
+      gang.pod_groups.push_back(std::move(entry));
     }
-    gang.pod_groups.push_back(std::move(entry));
   }
-  if (const Json& pg = Field(j, "podGroup"); pg.is_object()) {
+  if (const Json* pg = Find(j, {"podGroup"}); pg != nullptr && pg->is_object()) {
     PodGroupDefinition def;
-    def.name = String(pg, "name");
-    def.topology = ToTopology(Field(pg, "topology"));
-    for (const Json& s :
-         Field(pg, "subGroups").is_array() ? Field(pg, "subGroups") : Json::array()) {
-      def.sub_groups.push_back({String(s, "componentName"), ToTopology(Field(s, "topology"))});
+    def.name = FindString(*pg, {"name"});
+    def.topology = ToTopology(Find(*pg, {"topology"}));
+    if (const Json* subs = Find(*pg, {"subGroups"}); subs != nullptr && subs->is_array()) {
+      for (const Json& s : *subs) {
+        def.sub_groups.push_back(
+            {FindString(s, {"componentName"}), ToTopology(Find(s, {"topology"}))});
+      }
     }
     gang.pod_group = def;
   }
@@ -219,12 +224,14 @@ ParsedDefinition ParseDefinition(Json object, Origin origin, const std::string& 
     result.findings.push_back({S::kError, "", "a definition must be an object"});
     return result;
   }
-  result.name = String(Field(object, "metadata"), "name");
-  if (String(object, "apiVersion") != "run.ai/v1alpha1" || String(object, "kind") != "Karta") {
+  result.name = FindString(object, {"metadata", "name"});
+  std::string api_version = FindString(object, {"apiVersion"});
+  std::string kind = FindString(object, {"kind"});
+  if (api_version != "run.ai/v1alpha1" || kind != "Karta") {
     result.findings.push_back(
         {S::kError, "",
-         absl::StrCat("not a Karta definition: apiVersion \"", String(object, "apiVersion"),
-                      "\", kind \"", String(object, "kind"), "\" (want run.ai/v1alpha1 Karta)")});
+         absl::StrCat("not a Karta definition: apiVersion \"", api_version, "\", kind \"", kind,
+                      "\" (want run.ai/v1alpha1 Karta)")});
     return result;
   }
   Json* structure = nullptr;
@@ -250,18 +257,11 @@ ParsedDefinition ParseDefinition(Json object, Origin origin, const std::string& 
     result.findings.push_back({S::kError, "metadata.name", "required value"});
   }
   // The CRD does not mark spec required at the top level; we need it.
-  for (const auto& [path, keys] :
-       std::vector<std::pair<std::string, std::vector<absl::string_view>>>{
-           {"spec", {"spec"}},
-           {"spec.structureDefinition", {"spec", "structureDefinition"}},
+  for (const auto& [path, node] : std::initializer_list<std::pair<const char*, const Json*>>{
+           {"spec", Find(object, {"spec"})},
+           {"spec.structureDefinition", Find(object, {"spec", "structureDefinition"})},
            {"spec.structureDefinition.rootComponent",
-            {"spec", "structureDefinition", "rootComponent"}}}) {
-    const Json* node = &object;
-    for (absl::string_view key : keys) {
-      node = node != nullptr && node->is_object() && node->contains(std::string(key))
-                 ? &(*node)[std::string(key)]
-                 : nullptr;
-    }
+            Find(object, {"spec", "structureDefinition", "rootComponent"})}}) {
     if (node == nullptr || !node->is_object()) {
       result.findings.push_back({S::kError, path, "required value"});
       break;
@@ -275,17 +275,20 @@ ParsedDefinition ParseDefinition(Json object, Origin origin, const std::string& 
   def.name = result.name;
   def.origin = origin;
   def.source = source;
-  const Json& sd = object["spec"]["structureDefinition"];
-  def.root = ToComponent(sd["rootComponent"]);
-  for (const Json& c :
-       Field(sd, "childComponents").is_array() ? sd["childComponents"] : Json::array()) {
-    def.children.push_back(ToComponent(c));
+  const Json& sd = *Find(object, {"spec", "structureDefinition"});  // checked above
+  def.root = ToComponent(*Find(sd, {"rootComponent"}));
+  if (const Json* children = Find(sd, {"childComponents"});
+      children != nullptr && children->is_array()) {
+    for (const Json& c : *children) def.children.push_back(ToComponent(c));
   }
-  for (const Json& k :
-       Field(sd, "additionalChildKinds").is_array() ? sd["additionalChildKinds"] : Json::array()) {
-    def.additional_child_kinds.push_back(ToGvk(k));
+  if (const Json* kinds = Find(sd, {"additionalChildKinds"});
+      kinds != nullptr && kinds->is_array()) {
+    for (const Json& k : *kinds) def.additional_child_kinds.push_back(ToGvk(k));
   }
-  def.gang = ToGang(Field(Field(object["spec"], "optimizationInstructions"), "gangScheduling"));
+  if (const Json* gang = Find(object, {"spec", "optimizationInstructions", "gangScheduling"});
+      gang != nullptr) {
+    def.gang = ToGang(*gang);
+  }
   def.object = std::move(object);
   result.definition = std::move(def);
   return result;

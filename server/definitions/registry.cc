@@ -1,6 +1,7 @@
 #include "server/definitions/registry.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -34,22 +35,25 @@ absl::Status Registry::AddPath(const std::string& path, Origin origin) {
 }
 
 bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
+  // Validated once, here: compiling (now or on first use) reuses the result.
+  std::optional<ValidatedDefinition> validated;
   if (parsed.definition) {
-    for (auto& f : Validate(*parsed.definition)) parsed.findings.push_back(std::move(f));
+    validated.emplace(*std::move(parsed.definition));
+    parsed.findings.insert(parsed.findings.end(), validated->findings().begin(),
+                           validated->findings().end());
   }
-  bool invalid = !parsed.definition || std::any_of(parsed.findings.begin(), parsed.findings.end(),
-                                                   [](const Finding& f) { return f.is_error(); });
+  bool invalid = !validated || std::any_of(parsed.findings.begin(), parsed.findings.end(),
+                                           [](const Finding& f) { return f.is_error(); });
   if (!invalid && compile_now) {
     std::vector<Finding> findings;
-    auto compiled = CompileDefinition(*parsed.definition, engine_, &findings);
+    auto compiled = CompileDefinition(*validated, engine_, &findings);
     if (!compiled.ok()) {
       for (auto& f : findings) {
         if (f.is_error()) parsed.findings.push_back(std::move(f));
       }
       invalid = true;
     } else {
-      auto entry = std::make_unique<Entry>();
-      entry->definition = (*compiled)->definition;
+      auto entry = std::make_unique<Entry>(*std::move(validated));
       std::call_once(entry->compiled_once, [&] { entry->compiled = *compiled; });
       entries_.push_back(std::move(entry));
       return true;
@@ -59,15 +63,13 @@ bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
     rejected_.push_back({parsed.source, parsed.name, std::move(parsed.findings)});
     return false;
   }
-  auto entry = std::make_unique<Entry>();
-  entry->definition = std::make_shared<const Definition>(*std::move(parsed.definition));
-  entries_.push_back(std::move(entry));
+  entries_.push_back(std::make_unique<Entry>(*std::move(validated)));
   return true;
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::Compiled(const Entry& e) const {
   std::call_once(e.compiled_once, [&] {
-    auto compiled = CompileDefinition(*e.definition, engine_);
+    auto compiled = CompileDefinition(e.validated, engine_);
     e.compiled = compiled.ok() ? std::move(compiled)
                                : absl::FailedPreconditionError(compiled.status().message());
   });
@@ -79,22 +81,22 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(
   for (bool exact : {true, false}) {
     std::vector<const Entry*> matches;
     for (const auto& e : entries_) {
-      const auto& kind = e->definition->root.kind;
+      const auto& kind = e->definition()->root.kind;
       if (!kind || kind->group != gvk.group || kind->kind != gvk.kind) continue;
       if (exact != (kind->version == gvk.version)) continue;
       matches.push_back(e.get());
     }
     if (matches.empty()) continue;
     Origin best = Origin::kCatalog;
-    for (const Entry* m : matches) best = std::max(best, m->definition->origin);
+    for (const Entry* m : matches) best = std::max(best, m->definition()->origin);
     std::vector<const Entry*> winners;
     for (const Entry* m : matches) {
-      if (m->definition->origin == best) winners.push_back(m);
+      if (m->definition()->origin == best) winners.push_back(m);
     }
     if (winners.size() > 1) {
       std::vector<std::string> names;
       for (const Entry* w : winners) {
-        names.push_back(absl::StrCat(w->definition->name, " (", w->definition->source, ")"));
+        names.push_back(absl::StrCat(w->definition()->name, " (", w->definition()->source, ")"));
       }
       return absl::FailedPreconditionError(
           absl::StrCat("ambiguous: ", winners.size(), " ", OriginName(best), " definitions cover ",
@@ -107,7 +109,7 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(
 
 std::vector<std::shared_ptr<const Definition>> Registry::All() const {
   std::vector<std::shared_ptr<const Definition>> all;
-  for (const auto& e : entries_) all.push_back(e->definition);
+  for (const auto& e : entries_) all.push_back(e->definition());
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) {
     return std::tie(a->name, a->origin) < std::tie(b->name, b->origin);
   });

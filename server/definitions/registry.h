@@ -11,6 +11,7 @@
 #include "server/common/openapi_schema.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
+#include "server/definitions/validate.h"
 #include "server/expressions/engine.h"
 
 namespace wm::definitions {
@@ -57,7 +58,10 @@ class Registry {
 
  private:
   struct Entry {
-    std::shared_ptr<const Definition> definition;
+    explicit Entry(ValidatedDefinition v) : validated(std::move(v)) {}
+    const std::shared_ptr<const Definition>& definition() const { return validated.definition(); }
+
+    ValidatedDefinition validated;  // compiled from on first use
     mutable std::once_flag compiled_once;
     mutable absl::StatusOr<std::shared_ptr<const CompiledDefinition>> compiled;
   };

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/expressions/jq_scanner.h"
@@ -19,42 +20,102 @@ const ComponentDefinition& ComponentAt(const Definition& def, size_t index) {
   return index == 0 ? def.root : def.children[index - 1];
 }
 
-// True when the top level of `expr` (outside parentheses and brackets) has
-// `//` whose left operand iterates (`X[]`): `A[].x // d` keeps only the
-// truthy outputs of the generator, so values shift between instances.
+// Whether a jq expression may yield several values, read statically from its
+// tokens. Generators are iterations `X[]` and subscripts whose index is
+// itself a generator (`X[(.k | keys[])]` yields one value per key).
+// Parentheses are looked through; array and object constructions and
+// function arguments count as one value (they collect, or what they yield
+// cannot be told). Keywords are not parsed: `reduce .a[] as $x (...)` counts
+// as iterating. Linear in the number of tokens, without recursion.
+class YieldReader {
+ public:
+  explicit YieldReader(const std::vector<JqToken>& tokens)
+      : t_(tokens), closing_(tokens.size(), tokens.size()) {
+    std::vector<size_t> open;
+    for (size_t i = 0; i < t_.size(); ++i) {
+      if (IsOp(i, "(") || IsOp(i, "[") || IsOp(i, "{")) open.push_back(i);
+      if ((IsOp(i, ")") || IsOp(i, "]") || IsOp(i, "}")) && !open.empty()) {
+        closing_[open.back()] = i;
+        open.pop_back();
+      }
+    }
+  }
+
+  // True when the expression may yield several values.
+  bool Iterates() const { return Iterates(0, t_.size()); }
+
+  // True when a `//` outside parentheses and brackets has a left operand
+  // (back to the previous such `|` or `,`) that iterates: `A[].x // d` keeps
+  // only the truthy outputs of the generator, so values shift between
+  // instances.
+  bool CollapsesGenerator() const {
+    size_t operand = 0;
+    for (size_t i = 0; i < t_.size(); ++i) {
+      if (IsOp(i, "(") || IsOp(i, "[") || IsOp(i, "{")) {
+        i = closing_[i];
+      } else if (IsOp(i, "|") || IsOp(i, ",")) {
+        operand = i + 1;
+      } else if (IsOp(i, "//")) {
+        if (Iterates(operand, i)) return true;
+        operand = i + 1;  // the operand so far does not iterate: read on from here
+      }
+    }
+    return false;
+  }
+
+ private:
+  // Whether tokens [begin, end) may yield several values. Groups and
+  // subscript indices are read in place, as part of the range.
+  bool Iterates(size_t begin, size_t end) const {
+    for (size_t i = begin; i < end; ++i) {
+      bool after_term = i > begin && EndsTerm(t_[i - 1]);
+      if (IsOp(i, "[") && after_term) {
+        if (closing_[i] == i + 1) return true;  // X[]
+        continue;                               // X[index]: read the index
+      }
+      if (IsOp(i, "(") && !after_term) continue;  // a group: read it
+      // A call's arguments (`first(.a[])`), an array (`[.a[]]`) or an object.
+      if (IsOp(i, "(") || IsOp(i, "[") || IsOp(i, "{")) i = closing_[i];
+    }
+    return false;
+  }
+
+  bool IsOp(size_t i, absl::string_view op) const {
+    return t_[i].kind == JqToken::Kind::kOperator && t_[i].text == op;
+  }
+
+  // True when `t` can end a term: a `[` after it is a subscript, and a `(`
+  // after it (after a function name) holds a call's arguments.
+  static bool EndsTerm(const JqToken& t) {
+    static const auto* kKeywords = new absl::flat_hash_set<absl::string_view>{
+        "if",      "then", "elif",  "else", "and",   "or",     "as",     "reduce",
+        "foreach", "try",  "catch", "def",  "label", "import", "include"};
+    switch (t.kind) {
+      case JqToken::Kind::kField:
+      case JqToken::Kind::kVariable:
+      case JqToken::Kind::kString:
+        return true;
+      case JqToken::Kind::kIdentifier:
+        return !kKeywords->contains(t.text);
+      case JqToken::Kind::kOperator:
+        return t.text == "]" || t.text == ")" || t.text == "}" || t.text == "." || t.text == "?";
+      default:
+        return false;
+    }
+  }
+
+  const std::vector<JqToken>& t_;
+  std::vector<size_t> closing_;  // per opening bracket, its closer; else t_.size()
+};
+
 bool CollapsesGenerator(const std::string& expr) {
   auto tokens = expressions::ScanJq(expr);
-  if (!tokens.ok()) return false;
-  int depth = 0;
-  bool iterates = false;
-  const auto& t = *tokens;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind != JqToken::Kind::kOperator) continue;
-    const std::string& op = t[i].text;
-    if (op == "[" && i + 1 < t.size() && t[i + 1].text == "]" && depth == 0) iterates = true;
-    if (op == "(" || op == "[" || op == "{") ++depth;
-    if (op == ")" || op == "]" || op == "}") --depth;
-    if (depth == 0 && (op == "|" || op == ",")) iterates = false;
-    if (depth == 0 && op == "//" && iterates) return true;
-  }
-  return false;
+  return tokens.ok() && YieldReader(*tokens).CollapsesGenerator();
 }
 
-// True when `expr` may yield several values at its top level (`X[]`
-// outside parentheses and brackets).
 bool Iterates(const std::string& expr) {
   auto tokens = expressions::ScanJq(expr);
-  if (!tokens.ok()) return false;
-  const auto& t = *tokens;
-  int depth = 0;
-  for (size_t i = 0; i < t.size(); ++i) {
-    if (t[i].kind != JqToken::Kind::kOperator) continue;
-    const std::string& x = t[i].text;
-    if (x == "[" && i + 1 < t.size() && t[i + 1].text == "]" && depth == 0) return true;
-    if (x == "(" || x == "[" || x == "{") ++depth;
-    if (x == ")" || x == "]" || x == "}") --depth;
-  }
-  return false;
+  return tokens.ok() && YieldReader(*tokens).Iterates();
 }
 
 void CheckComponent(const Definition& def, size_t index, std::vector<Finding>& out) {
@@ -354,6 +415,15 @@ std::vector<Finding> Validate(const Definition& def) {
     }
   });
   return out;
+}
+
+ValidatedDefinition::ValidatedDefinition(Definition def)
+    : definition_(std::make_shared<const Definition>(std::move(def))),
+      findings_(Validate(*definition_)) {}
+
+bool ValidatedDefinition::ok() const {
+  return std::none_of(findings_.begin(), findings_.end(),
+                      [](const Finding& f) { return f.is_error(); });
 }
 
 }  // namespace wm::definitions

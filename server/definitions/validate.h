@@ -2,6 +2,7 @@
 #define WM_SERVER_DEFINITIONS_VALIDATE_H_
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,24 @@ void ForEachExpression(
 // agree on how many values they yield (warnings, since only the object can
 // prove them wrong). Compile errors are added by CompileDefinition.
 std::vector<Finding> Validate(const Definition& def);
+
+// A definition with what Validate found in it. Making one runs Validate, so
+// CompileDefinition takes it without validating again (the registry
+// validates a definition when it is added and compiles it on first use).
+class ValidatedDefinition {
+ public:
+  explicit ValidatedDefinition(Definition def);
+
+  const std::shared_ptr<const Definition>& definition() const { return definition_; }
+  // Validate's findings, errors and warnings.
+  const std::vector<Finding>& findings() const { return findings_; }
+  // True when no finding is an error.
+  bool ok() const;
+
+ private:
+  std::shared_ptr<const Definition> definition_;
+  std::vector<Finding> findings_;
+};
 
 }  // namespace wm::definitions
 

@@ -12,7 +12,9 @@
 namespace wm::definitions {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
 
 // A valid definition with every kind of field the rules look at.
 constexpr char kBase[] = R"(
@@ -261,6 +263,32 @@ TEST(ValidateTest, ConsistencyWarnings) {
   findings = Validate(*ParseDefinition(doc, Origin::kFile, "test").definition);
   ASSERT_EQ(findings.size(), 1u);
   EXPECT_THAT(findings[0].message, HasSubstr("yields a single value"));
+}
+
+// The worker has one instance per role (instanceIdPath `.spec.roles[].name`),
+// so a replicasPath must iterate too; what counts as iterating is read from
+// the expression's structure, subscripts included.
+TEST(ValidateTest, GeneratorInSubscriptIndexIterates) {
+  auto messages = [](const std::string& replicas_path) {
+    Json doc = ParseYamlDocuments(kBase).value()[0];
+    Child(doc)["scaleDefinition"]["replicasPath"] = replicas_path;
+    std::vector<std::string> out;
+    for (const auto& f : Validate(*ParseDefinition(doc, Origin::kFile, "test").definition)) {
+      EXPECT_EQ(f.path, kC + ".scaleDefinition.replicasPath") << f.ToString();
+      out.push_back(f.message);
+    }
+    return out;
+  };
+  // One value per key of .spec.x: no "yields a single value".
+  EXPECT_THAT(messages(".spec.s[(.spec.x | keys[])]"), IsEmpty());
+  EXPECT_THAT(messages(".spec.s[(.spec.x | keys[])].replicas"), IsEmpty());
+  // `//` still collapses a generator, whether `X[]` or in a subscript index.
+  EXPECT_THAT(messages(".spec.a[].x // 1"), ElementsAre(HasSubstr("A[] | (.x // d)")));
+  EXPECT_THAT(messages(".spec.s[(.spec.x | keys[])] // 1"),
+              ElementsAre(HasSubstr("A[] | (.x // d)")));
+  // A single index, or an array construction, yields one value.
+  EXPECT_THAT(messages(".spec.s[.spec.i]"), ElementsAre(HasSubstr("yields a single value")));
+  EXPECT_THAT(messages("[.spec.a[]] | length"), ElementsAre(HasSubstr("yields a single value")));
 }
 
 }  // namespace

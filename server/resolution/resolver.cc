@@ -148,7 +148,7 @@ class Resolution {
             claimed.push_back(p);
           }
         }
-      } else if (SpecCount() == 1) {
+      } else if (def_.SpecCount() == 1) {
         claimed = candidates;
       }
     }
@@ -214,12 +214,6 @@ class Resolution {
 
   static std::string Key(const std::string& scope, int index) {
     return absl::StrCat(scope, "#", index);
-  }
-
-  int SpecCount() const {
-    int count = 0;
-    for (const auto& c : def_.components) count += c.def->spec ? 1 : 0;
-    return count;
   }
 
   static void SetCounts(v1::ReplicaCounts* counts, int desired, int current, int ready) {

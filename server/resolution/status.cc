@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/json_path.h"
 
 namespace wm::resolution {
 namespace {
@@ -12,10 +13,10 @@ using definitions::kMappedStatusCount;
 using definitions::kNone;
 using definitions::WorkloadStatus;
 
-std::string StringField(const Json& object, const std::string& name) {
-  if (name.empty() || !object.is_object()) return "";
-  auto it = object.find(name);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
+// The string under a condition's configured field name; a field name set
+// to "" reads nothing (rather than the key "").
+std::string ConditionField(const Json& condition, const std::string& name) {
+  return name.empty() ? "" : FindString(condition, {name});
 }
 
 }  // namespace
@@ -54,9 +55,10 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
                          ": conditions must be an array of objects, not ", out.type_name()));
       }
       for (const Json& c : out) {
-        result.conditions.push_back(
-            {StringField(c, names.type_field_name), StringField(c, names.status_field_name),
-             StringField(c, names.message_field_name), StringField(c, names.reason_field_name)});
+        result.conditions.push_back({ConditionField(c, names.type_field_name),
+                                     ConditionField(c, names.status_field_name),
+                                     ConditionField(c, names.message_field_name),
+                                     ConditionField(c, names.reason_field_name)});
       }
     }
     for (const auto& c : result.conditions) by_type[c.type] = &c;
