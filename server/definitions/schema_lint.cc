@@ -91,6 +91,12 @@ class Reader {
     int terms = 0;
     while (!AtCloser(stop_at_comma) && !AtOp("|")) {
       if (AtWord("as")) break;
+      if (AtWord("and") || AtWord("or")) {
+        // Boolean operators are words to the scanner; both sides read `in`.
+        simple = false;
+        ++pos_;
+        continue;
+      }
       if (t_[pos_].kind == Kind::kOperator && t_[pos_].text != "(" && t_[pos_].text != "[" &&
           t_[pos_].text != "{" && t_[pos_].text != "." && t_[pos_].text != "..") {
         // A binary operator: only `//` keeps the first term as the result.

@@ -40,6 +40,9 @@ TEST(ReadPathsTest, FollowsChainsPipesAndElementFunctions) {
   EXPECT_THAT(Paths("$v.a.b"), UnorderedElementsAre());
   EXPECT_THAT(Paths(".spec.s[(.spec.s // {} | keys[])].x"),
               UnorderedElementsAre("spec.s", "spec.s.[].x"));
+  // `and`/`or` are words to the scanner: the paths after them count too.
+  EXPECT_THAT(Paths(".status.a == 1 or .status.b.c and .spec.d"),
+              UnorderedElementsAre("status.a", "status.b.c", "spec.d"));
 }
 
 TEST(LintTest, ReportsFieldsTheSchemaLacks) {
