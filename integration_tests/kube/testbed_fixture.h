@@ -1,0 +1,50 @@
+#ifndef WM_INTEGRATION_TESTS_KUBE_TESTBED_FIXTURE_H_
+#define WM_INTEGRATION_TESTS_KUBE_TESTBED_FIXTURE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/common/json.h"
+#include "server/kube/api_client.h"
+
+namespace wm::testing {
+
+// The running testbed (integration_tests/testbed/testbed.sh start DIR), found
+// through $WM_TESTBED_DIR. Tests fail, not skip, when it is missing: the
+// README's test command always starts it.
+class Testbed {
+ public:
+  static Testbed& Get();
+
+  const std::string& dir() const { return dir_; }
+  std::string env(const std::string& key) const;
+  std::string kubeconfig() const { return dir_ + "/kubeconfig"; }
+  int apiserver_port() const;
+  // An admin client (token from the kubeconfig).
+  const kube::ApiClient& admin() const { return *admin_; }
+  // A connection like the admin's but to another port (a proxy in front).
+  kube::ClusterConnection AdminConnection(int port = 0) const;
+
+  // Runs testbed.sh COMMAND DIR; returns its stdout.
+  std::string Script(const std::string& command) const;
+
+  // Sends a request as admin and returns the parsed answer; fails on any
+  // status outside 2xx, naming it.
+  absl::StatusOr<Json> Call(const std::string& method, const std::string& path,
+                            const Json& body = nullptr,
+                            const std::string& content_type = "application/json") const;
+  // Creates a namespace with a unique name for one test.
+  std::string NewNamespace(const std::string& prefix) const;
+
+ private:
+  Testbed();
+  std::string dir_;
+  std::map<std::string, std::string> env_;
+  std::unique_ptr<kube::ApiClient> admin_;
+};
+
+}  // namespace wm::testing
+
+#endif  // WM_INTEGRATION_TESTS_KUBE_TESTBED_FIXTURE_H_

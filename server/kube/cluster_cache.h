@@ -1,0 +1,111 @@
+#ifndef WM_SERVER_KUBE_CLUSTER_CACHE_H_
+#define WM_SERVER_KUBE_CLUSTER_CACHE_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "server/kube/api_client.h"
+#include "server/kube/discovery.h"
+#include "server/kube/informer.h"
+
+namespace wm::kube {
+
+struct Gvk {
+  std::string group, version, kind;
+  bool operator<(const Gvk& o) const {
+    return std::tie(group, version, kind) < std::tie(o.group, o.version, o.kind);
+  }
+  bool operator==(const Gvk& o) const = default;
+  std::string ToString() const;  // "jobset.x-k8s.io/v1alpha2/JobSet", "v1/Pod"
+};
+
+// The Pod kind, kept compact (ObjectShape::kCompactPod).
+Gvk PodGvk();
+
+// What one wanted kind looks like right now, for health and metrics.
+struct KindStatus {
+  Gvk gvk;
+  std::string resource;  // "jobsets.v1alpha2.jobset.x-k8s.io"; empty when not served
+  bool served = false;   // discovery lists it (with list and watch)
+  ReflectorHealth health;
+  size_t objects = 0;
+  std::string message;  // why it is not served, when it is not
+};
+
+// Everything the daemon knows of one cluster: an informer per wanted kind
+// the apiserver serves, started and stopped as CustomResourceDefinitions
+// appear and disappear (the cache watches CRDs and re-runs discovery), and
+// as the wanted kinds change (definitions reloaded). A kind that cannot be
+// read (403) or is not served is reported in Status() while the others
+// keep working.
+class ClusterCache {
+ public:
+  struct Options {
+    // Scopes workload kinds and pods (not CRDs, nor cluster-scoped kinds).
+    std::string namespace_;
+    std::string label_selector;
+    ReflectorOptions reflector;
+    // Discovery runs again on every CRD change and at least this often.
+    absl::Duration rediscovery_interval = absl::Minutes(5);
+  };
+  // (kind, change) on the informer's dispatch thread. A kind whose resource
+  // stops being served reports a deletion for each of its objects.
+  using Handler = std::function<void(const Gvk&, const Change&)>;
+
+  ClusterCache(const ApiClient& client, Options options);
+  ~ClusterCache();
+
+  // Handlers must be added before Start().
+  void AddHandler(Handler handler);
+  // Runs discovery and starts the informers of `kinds` (pods are always
+  // wanted) plus the CRD informer. Fails only when discovery fails.
+  absl::Status Start(std::vector<Gvk> kinds);
+  // Changes the wanted kinds: informers start and stop accordingly.
+  void SetKinds(std::vector<Gvk> kinds);
+  void Stop();
+
+  // The store of a kind, or nullptr when it has no informer. The store
+  // stays valid while held, even if its informer is stopped meanwhile.
+  std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const;
+  // True when the kind's informer has received a complete list.
+  bool HasSynced(const Gvk& gvk) const;
+  std::vector<KindStatus> Status() const;
+  // Blocks until every informer has delivered its queued changes (tests).
+  void WaitForIdle() const;
+  // Re-runs discovery and reconciles now (tests; the cache does it itself).
+  void Reconcile();
+
+ private:
+  struct Entry {
+    ApiResource resource;
+    std::shared_ptr<Informer> informer;
+  };
+  void Run();
+  void StartInformer(const Gvk& gvk, const ApiResource& resource)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StopInformer(const Gvk& gvk) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void RequestReconcile();
+
+  const ApiClient& client_;
+  const Options options_;
+  std::vector<Handler> handlers_;
+  std::unique_ptr<Informer> crds_;
+  std::thread manager_;
+
+  mutable absl::Mutex reconcile_mu_;  // one reconciliation at a time
+  mutable absl::Mutex mu_;
+  std::vector<Gvk> wanted_ ABSL_GUARDED_BY(mu_);
+  std::map<Gvk, Entry> informers_ ABSL_GUARDED_BY(mu_);
+  std::map<Gvk, std::string> not_served_ ABSL_GUARDED_BY(mu_);
+  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+};
+
+}  // namespace wm::kube
+
+#endif  // WM_SERVER_KUBE_CLUSTER_CACHE_H_

@@ -1,0 +1,290 @@
+#include "server/kube/object.h"
+
+#include <simdjson.h>
+
+#include "absl/strings/str_cat.h"
+
+namespace wm::kube {
+namespace {
+
+constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+std::string_view StringAt(const element& object, std::string_view key) {
+  std::string_view value;
+  if (object[key].get(value) != simdjson::SUCCESS) return {};
+  return value;
+}
+
+// Converts a simdjson element to our JSON tree.
+Json ToJson(const element& value) {
+  switch (value.type()) {
+    case element_type::OBJECT: {
+      Json out = Json::object();
+      for (auto field : simdjson::dom::object(value)) {
+        out.emplace(std::string(field.key), ToJson(field.value));
+      }
+      return out;
+    }
+    case element_type::ARRAY: {
+      Json out = Json::array();
+      for (element item : simdjson::dom::array(value)) out.push_back(ToJson(item));
+      return out;
+    }
+    case element_type::STRING:
+      return std::string(std::string_view(value));
+    case element_type::INT64:
+      return int64_t(value);
+    case element_type::UINT64:
+      return uint64_t(value);
+    case element_type::DOUBLE:
+      return double(value);
+    case element_type::BOOL:
+      return bool(value);
+    case element_type::NULL_VALUE:
+      return nullptr;
+  }
+  return nullptr;
+}
+
+void StripMetadataNoise(Json& object) {
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return;
+  metadata->erase("managedFields");
+  if (auto annotations = metadata->find("annotations");
+      annotations != metadata->end() && annotations->is_object()) {
+    annotations->erase(std::string(kLastApplied));
+    if (annotations->empty()) metadata->erase(annotations);
+  }
+}
+
+// Appends `text` as a JSON string literal.
+void AppendQuoted(std::string& out, std::string_view text) {
+  out.push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          absl::StrAppend(&out, "\\u00", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+// Writes {"k":v,...} members one at a time, handling the commas.
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_.push_back('{'); }
+  void Raw(std::string_view key, std::string_view json) {
+    Key(key);
+    out_ += json;
+  }
+  void Element(std::string_view key, const element& value) { Raw(key, simdjson::minify(value)); }
+  void String(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendQuoted(out_, value);
+  }
+  // Copies `key` from `from` when present.
+  void Copy(const element& from, std::string_view key) {
+    element value;
+    if (from[key].get(value) == simdjson::SUCCESS) Element(key, value);
+  }
+  void Key(std::string_view key) {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+    AppendQuoted(out_, key);
+    out_.push_back(':');
+  }
+  void Close() { out_.push_back('}'); }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+void WriteContainers(ObjectWriter& writer, const element& spec, std::string_view key,
+                     bool keep_restart_policy, std::string& out) {
+  simdjson::dom::array containers;
+  if (spec[key].get(containers) != simdjson::SUCCESS) return;
+  writer.Key(key);
+  out.push_back('[');
+  bool first = true;
+  for (element container : containers) {
+    if (!first) out.push_back(',');
+    first = false;
+    ObjectWriter c(out);
+    c.Copy(container, "resources");
+    if (keep_restart_policy) c.Copy(container, "restartPolicy");
+    c.Close();
+  }
+  out.push_back(']');
+}
+
+std::string CompactPod(const element& pod) {
+  std::string out;
+  out.reserve(1024);
+  ObjectWriter root(out);
+  for (std::string_view key : {"apiVersion", "kind"}) root.Copy(pod, key);
+  element metadata, spec, status;
+  if (pod["metadata"].get(metadata) == simdjson::SUCCESS) {
+    root.Key("metadata");
+    ObjectWriter m(out);
+    for (std::string_view key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
+                                 "deletionTimestamp", "labels", "ownerReferences"}) {
+      m.Copy(metadata, key);
+    }
+    simdjson::dom::object annotations;
+    if (metadata["annotations"].get(annotations) == simdjson::SUCCESS) {
+      m.Key("annotations");
+      ObjectWriter a(out);
+      for (auto field : annotations) {
+        if (field.key == kLastApplied) continue;
+        a.Element(field.key, field.value);
+      }
+      a.Close();
+    }
+    m.Close();
+  }
+  if (pod["spec"].get(spec) == simdjson::SUCCESS) {
+    root.Key("spec");
+    ObjectWriter s(out);
+    s.Copy(spec, "nodeName");
+    WriteContainers(s, spec, "containers", false, out);
+    WriteContainers(s, spec, "initContainers", true, out);
+    s.Copy(spec, "overhead");
+    s.Copy(spec, "resources");
+    s.Close();
+  }
+  if (pod["status"].get(status) == simdjson::SUCCESS) {
+    root.Key("status");
+    ObjectWriter s(out);
+    s.Copy(status, "phase");
+    s.Copy(status, "reason");
+    simdjson::dom::array conditions;
+    if (status["conditions"].get(conditions) == simdjson::SUCCESS) {
+      s.Key("conditions");
+      out.push_back('[');
+      bool first = true;
+      for (element condition : conditions) {
+        if (!first) out.push_back(',');
+        first = false;
+        ObjectWriter c(out);
+        for (std::string_view key : {"type", "status", "reason"}) c.Copy(condition, key);
+        c.Close();
+      }
+      out.push_back(']');
+    }
+    s.Close();
+  }
+  root.Close();
+  out.shrink_to_fit();
+  return out;
+}
+
+}  // namespace
+
+std::string ObjectKey(std::string_view namespace_, std::string_view name) {
+  std::string key(namespace_);
+  if (!key.empty()) key += '/';
+  key += name;
+  return key;
+}
+
+absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const element& object,
+                                                                         ObjectShape shape) {
+  element metadata;
+  if (!object.is_object() || object["metadata"].get(metadata) != simdjson::SUCCESS ||
+      !metadata.is_object()) {
+    return absl::InvalidArgumentError("object without metadata");
+  }
+  auto cached = std::make_shared<CachedObject>();
+  cached->shape_ = shape;
+  std::string_view name = StringAt(metadata, "name");
+  if (name.empty()) return absl::InvalidArgumentError("object without metadata.name");
+  cached->key_ = ObjectKey(StringAt(metadata, "namespace"), name);
+  cached->uid_ = std::string(StringAt(metadata, "uid"));
+  cached->resource_version_ = std::string(StringAt(metadata, "resourceVersion"));
+  simdjson::dom::array refs;
+  if (metadata["ownerReferences"].get(refs) == simdjson::SUCCESS) {
+    for (element ref : refs) {
+      OwnerReference owner;
+      owner.uid = std::string(StringAt(ref, "uid"));
+      owner.kind = std::string(StringAt(ref, "kind"));
+      owner.name = std::string(StringAt(ref, "name"));
+      bool controller = false;
+      owner.controller = ref["controller"].get(controller) == simdjson::SUCCESS && controller;
+      cached->owners_.push_back(std::move(owner));
+    }
+  }
+  if (shape == ObjectShape::kCompactPod) {
+    cached->compact_ = CompactPod(object);
+  } else if (shape == ObjectShape::kMetadata) {
+    auto document = std::make_shared<Json>(Json::object());
+    for (std::string_view key : {"apiVersion", "kind", "metadata"}) {
+      element value;
+      if (object[key].get(value) == simdjson::SUCCESS)
+        (*document)[std::string(key)] = ToJson(value);
+    }
+    StripMetadataNoise(*document);
+    cached->document_ = std::move(document);
+  } else {
+    auto document = std::make_shared<Json>(ToJson(object));
+    StripMetadataNoise(*document);
+    cached->document_ = std::move(document);
+  }
+  return std::shared_ptr<const CachedObject>(std::move(cached));
+}
+
+std::shared_ptr<const CachedObject> CachedObject::FromJson(const Json& object, ObjectShape shape) {
+  simdjson::dom::parser parser;
+  std::string text = object.dump();
+  element parsed;
+  if (parser.parse(text).get(parsed) != simdjson::SUCCESS) return nullptr;
+  absl::StatusOr<std::shared_ptr<const CachedObject>> decoded = Decode(parsed, shape);
+  return decoded.ok() ? *decoded : nullptr;
+}
+
+const std::string& CachedObject::controller_uid() const {
+  static const std::string kNone;
+  for (const OwnerReference& owner : owners_) {
+    if (owner.controller) return owner.uid;
+  }
+  return kNone;
+}
+
+std::shared_ptr<const Json> CachedObject::Document() const {
+  if (document_ != nullptr) return document_;
+  return std::make_shared<const Json>(Json::parse(compact_, nullptr, false));
+}
+
+size_t CachedObject::ApproximateBytes() const {
+  auto heap = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
+  size_t bytes = sizeof(*this) + heap(key_) + heap(uid_) + heap(resource_version_) +
+                 heap(compact_) + owners_.capacity() * sizeof(OwnerReference);
+  for (const OwnerReference& owner : owners_) {
+    bytes += heap(owner.uid) + heap(owner.kind) + heap(owner.name);
+  }
+  return bytes;
+}
+
+}  // namespace wm::kube
