@@ -95,9 +95,9 @@ TEST(InformerIntegrationTest, SyncsExistingObjectsAndFollowsChanges) {
     return o;
   }());
   std::vector<std::string> seen;
-  absl::Mutex mu;
+  std::mutex mu;
   informer.AddHandler([&](const Change& c) {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     const auto& object = c.new_object ? c.new_object : c.old_object;
     seen.push_back(absl::StrCat(EventTypeName(c.type), " ", object->key()));
   });
@@ -127,7 +127,7 @@ TEST(InformerIntegrationTest, SyncsExistingObjectsAndFollowsChanges) {
   ASSERT_TRUE(Eventually([&] { return informer.store().Get(ns + "/before-0") == nullptr; }));
   informer.WaitForIdle();
   EXPECT_EQ(Cached(informer.store()), FreshList(pods));
-  absl::MutexLock lock(&mu);
+  std::unique_lock lock(mu);
   EXPECT_THAT(seen, ::testing::Contains(absl::StrCat("ADDED ", ns, "/after")));
   EXPECT_THAT(seen, ::testing::Contains(absl::StrCat("MODIFIED ", ns, "/after")));
   EXPECT_THAT(seen, ::testing::Contains(absl::StrCat("DELETED ", ns, "/before-0")));
@@ -240,9 +240,9 @@ TEST(InformerIntegrationTest, CompactionWhileDisconnectedForcesARelistWithoutLos
   ApiClient client(tb.AdminConnection(proxy.port()));
   Informer informer(client, ConfigMaps(), Options(ns));
   std::vector<std::string> seen;
-  absl::Mutex mu;
+  std::mutex mu;
   informer.AddHandler([&](const Change& c) {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     const auto& object = c.new_object ? c.new_object : c.old_object;
     seen.push_back(absl::StrCat(EventTypeName(c.type), " ", object->key(), " ", object->uid()));
   });
@@ -251,7 +251,7 @@ TEST(InformerIntegrationTest, CompactionWhileDisconnectedForcesARelistWithoutLos
   informer.WaitForIdle();
   std::string old_again_uid = informer.store().Get(ns + "/again")->uid();
   {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     seen.clear();
   }
 
@@ -276,7 +276,7 @@ TEST(InformerIntegrationTest, CompactionWhileDisconnectedForcesARelistWithoutLos
   informer.WaitForIdle();
   std::string new_again_uid = informer.store().Get(ns + "/again")->uid();
   EXPECT_NE(new_again_uid, old_again_uid);
-  absl::MutexLock lock(&mu);
+  std::unique_lock lock(mu);
   EXPECT_THAT(seen, ::testing::Contains(::testing::StartsWith("DELETED " + ns + "/gone ")));
   auto deleted_again =
       std::find(seen.begin(), seen.end(), absl::StrCat("DELETED ", ns, "/again ", old_again_uid));
@@ -295,9 +295,9 @@ TEST(ClusterCacheIntegrationTest, CustomResourceDefinitionsComeAndGo) {
   options.reflector = Options("");
   ClusterCache cache(tb.admin(), options);
   std::vector<std::string> deletions;
-  absl::Mutex mu;
+  std::mutex mu;
   cache.AddHandler([&](const Gvk& gvk, const Change& c) {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     if (gvk == widget && c.type == EventType::kDeleted) deletions.push_back(c.old_object->key());
   });
   ASSERT_TRUE(cache.Start({widget}).ok());
@@ -342,7 +342,7 @@ TEST(ClusterCacheIntegrationTest, CustomResourceDefinitionsComeAndGo) {
                "widgets.widgets.wm.test"));
   ASSERT_TRUE(Eventually([&] { return !status_of(widget).served; }, absl::Seconds(60)));
   EXPECT_EQ(cache.StoreFor(widget), nullptr);
-  absl::MutexLock lock(&mu);
+  std::unique_lock lock(mu);
   EXPECT_THAT(deletions, ::testing::Contains(ns + "/w1"));
 }
 
@@ -481,6 +481,81 @@ TEST(CredentialsIntegrationTest, ExecPluginProvidesTheToken) {
   int count = 0;
   for (std::string line; std::getline(runs, line);) ++count;
   EXPECT_EQ(count, 1);  // cached: no expiry was given
+}
+
+}  // namespace
+}  // namespace wm::kube
+
+namespace wm::kube {
+namespace {
+
+// JobSet -> Job -> Pod, linked by controller ownerReferences as the
+// operators link them: the top owner of the pod is the JobSet, and the
+// JobSet's descendants are its Job and pod.
+TEST(ClusterCacheIntegrationTest, OwnerChainsAcrossKinds) {
+  Testbed& tb = Testbed::Get();
+  std::string ns = tb.NewNamespace("owners");
+  Gvk jobset_gvk{"jobset.x-k8s.io", "v1alpha2", "JobSet"}, job_gvk{"batch", "v1", "Job"};
+  ClusterCache::Options options;
+  options.namespace_ = ns;
+  options.reflector = Options("");
+  ClusterCache cache(tb.admin(), options);
+  ASSERT_TRUE(cache.Start({jobset_gvk, job_gvk}).ok());
+  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(jobset_gvk) && cache.HasSynced(job_gvk); }));
+
+  Json container = {{"name", "main"}, {"image", "registry.invalid/x:1"}};
+  absl::StatusOr<Json> jobset = tb.Call(
+      "POST", absl::StrCat("/apis/jobset.x-k8s.io/v1alpha2/namespaces/", ns, "/jobsets"),
+      Json{{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+           {"kind", "JobSet"},
+           {"metadata", {{"name", "demo"}}},
+           {"spec",
+            {{"replicatedJobs",
+              {{{"name", "worker"},
+                {"template",
+                 {{"spec",
+                   {{"template",
+                     {{"spec",
+                       {{"restartPolicy", "Never"}, {"containers", {container}}}}}}}}}}}}}}}});
+  ASSERT_TRUE(jobset.ok()) << jobset.status();
+  auto owner_ref = [](const Json& owner, const std::string& api_version) {
+    return Json{{{"apiVersion", api_version},
+                 {"kind", owner["kind"]},
+                 {"name", owner["metadata"]["name"]},
+                 {"uid", owner["metadata"]["uid"]},
+                 {"controller", true}}};
+  };
+  absl::StatusOr<Json> job = tb.Call(
+      "POST", absl::StrCat("/apis/batch/v1/namespaces/", ns, "/jobs"),
+      Json{
+          {"apiVersion", "batch/v1"},
+          {"kind", "Job"},
+          {"metadata",
+           {{"name", "demo-worker-0"},
+            {"ownerReferences", owner_ref(*jobset, "jobset.x-k8s.io/v1alpha2")}}},
+          {"spec",
+           {{"template", {{"spec", {{"restartPolicy", "Never"}, {"containers", {container}}}}}}}}});
+  ASSERT_TRUE(job.ok()) << job.status();
+  Json pod = PodManifest("demo-worker-0-0-abcde");
+  pod["metadata"]["ownerReferences"] = owner_ref(*job, "batch/v1");
+  Must(tb.Call("POST", absl::StrCat("/api/v1/namespaces/", ns, "/pods"), pod));
+
+  std::shared_ptr<const CachedObject> cached_pod;
+  ASSERT_TRUE(Eventually([&] {
+    auto pods = cache.StoreFor(PodGvk());
+    cached_pod = pods ? pods->Get(ns + "/demo-worker-0-0-abcde") : nullptr;
+    return cached_pod != nullptr && cache.FindByUid((*job)["metadata"]["uid"]) &&
+           cache.FindByUid((*jobset)["metadata"]["uid"]);
+  }));
+  ClusterCache::Found top = cache.TopOwner(PodGvk(), cached_pod);
+  EXPECT_EQ(top.gvk, jobset_gvk);
+  EXPECT_EQ(top.object->key(), ns + "/demo");
+  std::vector<std::string> below;
+  for (const auto& found : cache.Descendants((*jobset)["metadata"]["uid"])) {
+    below.push_back(absl::StrCat(found.gvk.kind, " ", found.object->key()));
+  }
+  EXPECT_THAT(below, ::testing::ElementsAre("Job " + ns + "/demo-worker-0",
+                                            "Pod " + ns + "/demo-worker-0-0-abcde"));
 }
 
 }  // namespace

@@ -51,7 +51,7 @@ TcpProxy::~TcpProxy() {
   ::close(listen_fd_);
   std::vector<std::thread> pumps;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     pumps.swap(pumps_);
   }
   for (std::thread& t : pumps) t.join();
@@ -59,7 +59,7 @@ TcpProxy::~TcpProxy() {
 
 void TcpProxy::Cut() {
   cut_.store(true);
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
 }
 
@@ -76,7 +76,7 @@ void TcpProxy::Accept() {
       ::close(client);
       continue;
     }
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     open_fds_.push_back(client);
     open_fds_.push_back(upstream);
     pumps_.emplace_back([this, client, upstream] { Pump(client, upstream); });
@@ -107,7 +107,7 @@ void TcpProxy::Pump(int client, int upstream) {
       }
     }
   }
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   for (int fd : {client, upstream}) {
     open_fds_.erase(std::remove(open_fds_.begin(), open_fds_.end(), fd), open_fds_.end());
     ::close(fd);

@@ -2,11 +2,10 @@
 #define WM_INTEGRATION_TESTS_KUBE_TCP_PROXY_H_
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include "absl/synchronization/mutex.h"
 
 namespace wm::testing {
 
@@ -33,9 +32,9 @@ class TcpProxy {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> cut_{false};
   std::thread accept_thread_;
-  absl::Mutex mu_;
-  std::vector<int> open_fds_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> pumps_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::vector<int> open_fds_;
+  std::vector<std::thread> pumps_;
 };
 
 }  // namespace wm::testing

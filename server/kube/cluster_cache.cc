@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -40,7 +41,7 @@ void ClusterCache::AddHandler(Handler handler) { handlers_.push_back(std::move(h
 
 absl::Status ClusterCache::Start(std::vector<Gvk> kinds) {
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     wanted_ = WithPods(std::move(kinds));
   }
   absl::StatusOr<Discovery> discovery = Discovery::Fetch(client_);
@@ -59,7 +60,7 @@ absl::Status ClusterCache::Start(std::vector<Gvk> kinds) {
 
 void ClusterCache::SetKinds(std::vector<Gvk> kinds) {
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     wanted_ = WithPods(std::move(kinds));
   }
   RequestReconcile();
@@ -67,31 +68,35 @@ void ClusterCache::SetKinds(std::vector<Gvk> kinds) {
 
 void ClusterCache::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     if (stopping_) return;
     stopping_ = true;
+    wake_.notify_all();
   }
   if (manager_.joinable()) manager_.join();
-  if (crds_ != nullptr) crds_->Stop();
+  if (crds_ != nullptr) crds_->RequestStop();
   std::map<Gvk, Entry> informers;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     informers.swap(informers_);
   }
+  for (auto& [gvk, entry] : informers) entry.informer->RequestStop();
   for (auto& [gvk, entry] : informers) entry.informer->Stop();
+  if (crds_ != nullptr) crds_->Stop();
 }
 
 void ClusterCache::RequestReconcile() {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   dirty_ = true;
+  wake_.notify_all();
 }
 
 void ClusterCache::Run() {
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
-      auto wake = [this]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return dirty_ || stopping_; };
-      mu_.AwaitWithTimeout(absl::Condition(&wake), options_.rediscovery_interval);
+      std::unique_lock lock(mu_);
+      wake_.wait_for(lock, absl::ToChronoNanoseconds(options_.rediscovery_interval),
+                     [this] { return dirty_ || stopping_; });
       if (stopping_) return;
       dirty_ = false;
     }
@@ -103,12 +108,12 @@ void ClusterCache::Run() {
 }
 
 void ClusterCache::Reconcile() {
-  absl::MutexLock reconcile_lock(&reconcile_mu_);
+  std::unique_lock reconcile_lock(reconcile_mu_);
   absl::StatusOr<Discovery> discovery = Discovery::Fetch(client_);
   if (!discovery.ok()) return;  // keep what runs; the next reconcile retries
   std::vector<std::shared_ptr<Informer>> stopped;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     for (const Gvk& gvk : wanted_) {
       const ApiResource* resource = discovery->Find(gvk.group, gvk.version, gvk.kind);
       bool usable =
@@ -139,6 +144,7 @@ void ClusterCache::Reconcile() {
   }
   // Outside the lock: stopping joins the dispatch thread, whose handlers
   // may read the cache.
+  for (std::shared_ptr<Informer>& informer : stopped) informer->RequestStop();
   for (std::shared_ptr<Informer>& informer : stopped) {
     informer->Stop();
     const ApiResource& r = informer->resource();
@@ -166,7 +172,7 @@ void ClusterCache::StartInformer(const Gvk& gvk, const ApiResource& resource) {
 }
 
 std::shared_ptr<const Store> ClusterCache::StoreFor(const Gvk& gvk) const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   auto it = informers_.find(gvk);
   if (it == informers_.end()) return nullptr;
   const std::shared_ptr<Informer>& informer = it->second.informer;
@@ -174,14 +180,14 @@ std::shared_ptr<const Store> ClusterCache::StoreFor(const Gvk& gvk) const {
 }
 
 bool ClusterCache::HasSynced(const Gvk& gvk) const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   auto it = informers_.find(gvk);
   return it != informers_.end() && it->second.informer->HasSynced();
 }
 
 std::vector<KindStatus> ClusterCache::Status() const {
   std::vector<KindStatus> out;
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   for (const Gvk& gvk : wanted_) {
     KindStatus status;
     status.gvk = gvk;
@@ -199,10 +205,62 @@ std::vector<KindStatus> ClusterCache::Status() const {
   return out;
 }
 
+std::optional<ClusterCache::Found> ClusterCache::FindByUid(const std::string& uid) const {
+  if (uid.empty()) return std::nullopt;
+  std::unique_lock lock(mu_);
+  for (const auto& [gvk, entry] : informers_) {
+    if (auto object = entry.informer->store().GetByUid(uid)) return Found{gvk, std::move(object)};
+  }
+  return std::nullopt;
+}
+
+ClusterCache::Found ClusterCache::TopOwner(const Gvk& gvk,
+                                           std::shared_ptr<const CachedObject> object) const {
+  Found top{gvk, std::move(object)};
+  absl::flat_hash_set<std::string> seen = {top.object->uid()};
+  for (int depth = 0; depth < 8; ++depth) {
+    const std::string& owner = top.object->controller_uid();
+    if (owner.empty() || !seen.insert(owner).second) break;
+    std::optional<Found> found = FindByUid(owner);
+    if (!found) break;
+    top = *std::move(found);
+  }
+  return top;
+}
+
+std::vector<ClusterCache::Found> ClusterCache::Descendants(const std::string& uid,
+                                                           int max_depth) const {
+  std::vector<Found> out;
+  std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> stores;
+  {
+    std::unique_lock lock(mu_);
+    for (const auto& [gvk, entry] : informers_) {
+      stores.emplace_back(gvk,
+                          std::shared_ptr<const Store>(entry.informer, &entry.informer->store()));
+    }
+  }
+  absl::flat_hash_set<std::string> seen = {uid};
+  std::vector<std::string> level = {uid};
+  for (int depth = 0; depth < max_depth && !level.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& parent : level) {
+      for (const auto& [gvk, store] : stores) {
+        for (auto& child : store->ListOwnedBy(parent)) {
+          if (!seen.insert(child->uid()).second) continue;
+          next.push_back(child->uid());
+          out.push_back({gvk, std::move(child)});
+        }
+      }
+    }
+    level = std::move(next);
+  }
+  return out;
+}
+
 void ClusterCache::WaitForIdle() const {
   std::vector<std::shared_ptr<const Informer>> informers;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     for (const auto& [gvk, entry] : informers_) informers.push_back(entry.informer);
   }
   for (const auto& informer : informers) informer->WaitForIdle();

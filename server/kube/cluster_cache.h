@@ -1,14 +1,16 @@
 #ifndef WM_SERVER_KUBE_CLUSTER_CACHE_H_
 #define WM_SERVER_KUBE_CLUSTER_CACHE_H_
 
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "server/kube/api_client.h"
 #include "server/kube/discovery.h"
 #include "server/kube/informer.h"
@@ -75,6 +77,21 @@ class ClusterCache {
   // True when the kind's informer has received a complete list.
   bool HasSynced(const Gvk& gvk) const;
   std::vector<KindStatus> Status() const;
+
+  // An object of any watched kind by UID, with its kind; null when unknown.
+  struct Found {
+    Gvk gvk;
+    std::shared_ptr<const CachedObject> object;
+  };
+  std::optional<Found> FindByUid(const std::string& uid) const;
+  // The top of `object`'s controller chain among the watched objects (the
+  // object itself when it has no known controller). Walks at most 8 steps
+  // and stops at cycles. Computed on demand from the UID indexes, so an
+  // owner that arrives after its children is taken into account at once.
+  Found TopOwner(const Gvk& gvk, std::shared_ptr<const CachedObject> object) const;
+  // Every watched object below `uid` through ownerReferences (controller or
+  // not), breadth first, each once: a workload's Jobs, their pods, ...
+  std::vector<Found> Descendants(const std::string& uid, int max_depth = 8) const;
   // Blocks until every informer has delivered its queued changes (tests).
   void WaitForIdle() const;
   // Re-runs discovery and reconciles now (tests; the cache does it itself).
@@ -86,9 +103,8 @@ class ClusterCache {
     std::shared_ptr<Informer> informer;
   };
   void Run();
-  void StartInformer(const Gvk& gvk, const ApiResource& resource)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  void StopInformer(const Gvk& gvk) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void StartInformer(const Gvk& gvk, const ApiResource& resource);
+  void StopInformer(const Gvk& gvk);
   void RequestReconcile();
 
   const ApiClient& client_;
@@ -97,13 +113,14 @@ class ClusterCache {
   std::unique_ptr<Informer> crds_;
   std::thread manager_;
 
-  mutable absl::Mutex reconcile_mu_;  // one reconciliation at a time
-  mutable absl::Mutex mu_;
-  std::vector<Gvk> wanted_ ABSL_GUARDED_BY(mu_);
-  std::map<Gvk, Entry> informers_ ABSL_GUARDED_BY(mu_);
-  std::map<Gvk, std::string> not_served_ ABSL_GUARDED_BY(mu_);
-  bool dirty_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  mutable std::mutex reconcile_mu_;  // one reconciliation at a time
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  std::vector<Gvk> wanted_;
+  std::map<Gvk, Entry> informers_;
+  std::map<Gvk, std::string> not_served_;
+  bool dirty_ = false;
+  bool stopping_ = false;
 };
 
 }  // namespace wm::kube

@@ -15,44 +15,43 @@ void Informer::Start() {
   reflector_thread_ = std::thread([this] { reflector_.Run(); });
 }
 
+void Informer::RequestStop() { reflector_.Stop(); }
+
 void Informer::Stop() {
   reflector_.Stop();
   if (reflector_thread_.joinable()) reflector_thread_.join();
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     stopping_ = true;
+    changed_.notify_all();
   }
   if (dispatch_thread_.joinable()) dispatch_thread_.join();
 }
 
 void Informer::Enqueue(std::vector<Change> changes) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   for (Change& change : changes) queue_.push_back(std::move(change));
+  changed_.notify_all();
 }
 
 size_t Informer::PendingChanges() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   return queue_.size();
 }
 
 void Informer::WaitForIdle() const {
-  absl::MutexLock lock(&mu_);
-  mu_.Await(absl::Condition(
-      +[](const Informer* self)
-           ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->queue_.empty() && !self->delivering_; },
-      this));
+  std::unique_lock lock(mu_);
+  changed_.wait(lock, [this] { return queue_.empty() && !delivering_; });
 }
 
 void Informer::Dispatch() {
   for (;;) {
     Change change;
     {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock lock(mu_);
       delivering_ = false;
-      mu_.Await(absl::Condition(
-          +[](Informer* self)
-               ABSL_NO_THREAD_SAFETY_ANALYSIS { return self->stopping_ || !self->queue_.empty(); },
-          this));
+      changed_.notify_all();
+      changed_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;
       change = std::move(queue_.front());
       queue_.pop_front();

@@ -1,13 +1,14 @@
 #ifndef WM_SERVER_KUBE_INFORMER_H_
 #define WM_SERVER_KUBE_INFORMER_H_
 
+#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "server/kube/reflector.h"
 #include "server/kube/store.h"
 
@@ -30,6 +31,10 @@ class Informer {
   // Handlers must be added before Start().
   void AddHandler(Handler handler);
   void Start();
+  // Asks the reflector to stop without waiting (an open request ends within
+  // about a second): to stop many informers in parallel, call this on all,
+  // then Stop() on each.
+  void RequestStop();
   // Stops the reflector and the dispatcher; changes not yet dispatched are
   // dropped. Idempotent.
   void Stop();
@@ -52,10 +57,11 @@ class Informer {
   std::vector<Handler> handlers_;
   std::thread reflector_thread_, dispatch_thread_;
 
-  mutable absl::Mutex mu_;
-  std::deque<Change> queue_ ABSL_GUARDED_BY(mu_);
-  bool delivering_ ABSL_GUARDED_BY(mu_) = false;
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  std::deque<Change> queue_;
+  bool delivering_ = false;
+  bool stopping_ = false;
 };
 
 }  // namespace wm::kube

@@ -2,6 +2,9 @@
 
 #include <simdjson.h>
 
+#include <mutex>
+
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 
 namespace wm::kube {
@@ -94,10 +97,19 @@ void AppendQuoted(std::string& out, std::string_view text) {
 // Writes {"k":v,...} members one at a time, handling the commas.
 class ObjectWriter {
  public:
-  explicit ObjectWriter(std::string& out) : out_(out) { out_.push_back('{'); }
+  // `open`: write the '{' (else the caller already did, or wants members only).
+  explicit ObjectWriter(std::string& out, bool open = true) : out_(out) {
+    if (open) out_.push_back('{');
+  }
   void Raw(std::string_view key, std::string_view json) {
     Key(key);
     out_ += json;
+  }
+  // Appends members written elsewhere ("\"a\":1,\"b\":2").
+  void Raw(std::string_view members) {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+    out_ += members;
   }
   void Element(std::string_view key, const element& value) { Raw(key, simdjson::minify(value)); }
   void String(std::string_view key, std::string_view value) {
@@ -140,68 +152,126 @@ void WriteContainers(ObjectWriter& writer, const element& spec, std::string_view
   out.push_back(']');
 }
 
-std::string CompactPod(const element& pod) {
-  std::string out;
-  out.reserve(1024);
-  ObjectWriter root(out);
-  for (std::string_view key : {"apiVersion", "kind"}) root.Copy(pod, key);
-  element metadata, spec, status;
-  if (pod["metadata"].get(metadata) == simdjson::SUCCESS) {
-    root.Key("metadata");
-    ObjectWriter m(out);
-    for (std::string_view key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp",
-                                 "deletionTimestamp", "labels", "ownerReferences"}) {
-      m.Copy(metadata, key);
-    }
-    simdjson::dom::object annotations;
-    if (metadata["annotations"].get(annotations) == simdjson::SUCCESS) {
-      m.Key("annotations");
-      ObjectWriter a(out);
-      for (auto field : annotations) {
-        if (field.key == kLastApplied) continue;
-        a.Element(field.key, field.value);
-      }
-      a.Close();
-    }
-    m.Close();
+std::vector<OwnerReference> ReadOwners(const element& metadata) {
+  std::vector<OwnerReference> owners;
+  simdjson::dom::array refs;
+  if (metadata["ownerReferences"].get(refs) != simdjson::SUCCESS) return owners;
+  for (element ref : refs) {
+    OwnerReference owner;
+    owner.uid = std::string(StringAt(ref, "uid"));
+    owner.kind = std::string(StringAt(ref, "kind"));
+    owner.name = std::string(StringAt(ref, "name"));
+    bool controller = false;
+    owner.controller = ref["controller"].get(controller) == simdjson::SUCCESS && controller;
+    owners.push_back(std::move(owner));
   }
+  return owners;
+}
+
+}  // namespace
+
+// Interned text fragments of compact pods: one copy of each distinct text,
+// shared by every pod that has it, freed with the last of them.
+class CachedObject::Pool {
+ public:
+  static Pool& Get() {
+    static Pool* pool = new Pool();
+    return *pool;
+  }
+
+  // The shared fragment equal to `text`; `owners` are parsed only when the
+  // text is new.
+  Fragment Intern(std::string text, const element* owners_from = nullptr) {
+    std::unique_lock lock(mu_);
+    if (auto it = map_.find(text); it != map_.end()) {
+      if (Fragment existing = it->second.lock()) return existing;
+    }
+    auto* value = new Text{std::move(text), {}};
+    if (owners_from != nullptr) value->owners = ReadOwners(*owners_from);
+    Fragment fragment(value, [this](const Text* t) { Release(t); });
+    map_[value->text] = fragment;
+    return fragment;
+  }
+
+ private:
+  void Release(const Text* text) {
+    {
+      std::unique_lock lock(mu_);
+      // Only if the entry is still this one: the text may have been
+      // interned again after this fragment's last holder let go.
+      if (auto it = map_.find(text->text); it != map_.end() && it->second.expired()) {
+        map_.erase(it);
+      }
+    }
+    delete text;
+  }
+
+  std::mutex mu_;
+  absl::flat_hash_map<absl::string_view, std::weak_ptr<const Text>> map_;
+};
+
+void CachedObject::CompactParts(const element& pod, const element& metadata, Fragment* parts) {
+  Pool& pool = Pool::Get();
+  std::string text;
+  {
+    ObjectWriter t(text, /*open=*/false);
+    t.Copy(metadata, "creationTimestamp");
+    t.Copy(metadata, "deletionTimestamp");
+  }
+  if (!text.empty()) parts[kTimestamps] = pool.Intern(text);
+  element value;
+  if (metadata["labels"].get(value) == simdjson::SUCCESS) {
+    parts[kLabels] = pool.Intern(simdjson::minify(value));
+  }
+  simdjson::dom::object annotations;
+  if (metadata["annotations"].get(annotations) == simdjson::SUCCESS) {
+    text.clear();
+    ObjectWriter a(text);
+    for (auto field : annotations) {
+      if (field.key == kLastApplied) continue;
+      a.Element(field.key, field.value);
+    }
+    a.Close();
+    if (text != "{}") parts[kAnnotations] = pool.Intern(std::move(text));
+  }
+  if (metadata["ownerReferences"].get(value) == simdjson::SUCCESS) {
+    parts[kOwnerRefs] = pool.Intern(simdjson::minify(value), &metadata);
+  }
+  element spec, status;
   if (pod["spec"].get(spec) == simdjson::SUCCESS) {
-    root.Key("spec");
-    ObjectWriter s(out);
+    text.clear();
+    ObjectWriter s(text);
     s.Copy(spec, "nodeName");
-    WriteContainers(s, spec, "containers", false, out);
-    WriteContainers(s, spec, "initContainers", true, out);
+    WriteContainers(s, spec, "containers", false, text);
+    WriteContainers(s, spec, "initContainers", true, text);
     s.Copy(spec, "overhead");
     s.Copy(spec, "resources");
     s.Close();
+    parts[kSpec] = pool.Intern(std::move(text));
   }
   if (pod["status"].get(status) == simdjson::SUCCESS) {
-    root.Key("status");
-    ObjectWriter s(out);
+    text.clear();
+    ObjectWriter s(text);
     s.Copy(status, "phase");
     s.Copy(status, "reason");
     simdjson::dom::array conditions;
     if (status["conditions"].get(conditions) == simdjson::SUCCESS) {
       s.Key("conditions");
-      out.push_back('[');
+      text.push_back('[');
       bool first = true;
       for (element condition : conditions) {
-        if (!first) out.push_back(',');
+        if (!first) text.push_back(',');
         first = false;
-        ObjectWriter c(out);
+        ObjectWriter c(text);
         for (std::string_view key : {"type", "status", "reason"}) c.Copy(condition, key);
         c.Close();
       }
-      out.push_back(']');
+      text.push_back(']');
     }
     s.Close();
+    parts[kStatus] = pool.Intern(std::move(text));
   }
-  root.Close();
-  out.shrink_to_fit();
-  return out;
 }
-
-}  // namespace
 
 std::string ObjectKey(std::string_view namespace_, std::string_view name) {
   std::string key(namespace_);
@@ -224,21 +294,16 @@ absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const e
   cached->key_ = ObjectKey(StringAt(metadata, "namespace"), name);
   cached->uid_ = std::string(StringAt(metadata, "uid"));
   cached->resource_version_ = std::string(StringAt(metadata, "resourceVersion"));
-  simdjson::dom::array refs;
-  if (metadata["ownerReferences"].get(refs) == simdjson::SUCCESS) {
-    for (element ref : refs) {
-      OwnerReference owner;
-      owner.uid = std::string(StringAt(ref, "uid"));
-      owner.kind = std::string(StringAt(ref, "kind"));
-      owner.name = std::string(StringAt(ref, "name"));
-      bool controller = false;
-      owner.controller = ref["controller"].get(controller) == simdjson::SUCCESS && controller;
-      cached->owners_.push_back(std::move(owner));
-    }
-  }
   if (shape == ObjectShape::kCompactPod) {
-    cached->compact_ = CompactPod(object);
-  } else if (shape == ObjectShape::kMetadata) {
+    CompactParts(object, metadata, cached->parts_);
+    const Fragment& refs = cached->parts_[kOwnerRefs];
+    cached->owners_ = refs != nullptr
+                          ? std::shared_ptr<const std::vector<OwnerReference>>(refs, &refs->owners)
+                          : NoOwners();
+    return std::shared_ptr<const CachedObject>(std::move(cached));
+  }
+  cached->owners_ = std::make_shared<const std::vector<OwnerReference>>(ReadOwners(metadata));
+  if (shape == ObjectShape::kMetadata) {
     auto document = std::make_shared<Json>(Json::object());
     for (std::string_view key : {"apiVersion", "kind", "metadata"}) {
       element value;
@@ -266,23 +331,51 @@ std::shared_ptr<const CachedObject> CachedObject::FromJson(const Json& object, O
 
 const std::string& CachedObject::controller_uid() const {
   static const std::string kNone;
-  for (const OwnerReference& owner : owners_) {
+  for (const OwnerReference& owner : *owners_) {
     if (owner.controller) return owner.uid;
   }
   return kNone;
 }
 
+std::shared_ptr<const std::vector<OwnerReference>> CachedObject::NoOwners() {
+  static const auto* none = new std::shared_ptr<const std::vector<OwnerReference>>(
+      std::make_shared<const std::vector<OwnerReference>>());
+  return *none;
+}
+
 std::shared_ptr<const Json> CachedObject::Document() const {
   if (document_ != nullptr) return document_;
-  return std::make_shared<const Json>(Json::parse(compact_, nullptr, false));
+  // Reassemble the compact pod's text and parse it.
+  std::string text = R"({"apiVersion":"v1","kind":"Pod","metadata":{)";
+  size_t slash = key_.find('/');
+  ObjectWriter identity(text, /*open=*/false);
+  if (slash != std::string::npos) identity.String("namespace", key_.substr(0, slash));
+  identity.String("name", slash == std::string::npos ? key_ : key_.substr(slash + 1));
+  identity.String("uid", uid_);
+  identity.String("resourceVersion", resource_version_);
+  if (parts_[kTimestamps] != nullptr) identity.Raw(parts_[kTimestamps]->text);
+  if (parts_[kLabels] != nullptr) identity.Raw("labels", parts_[kLabels]->text);
+  if (parts_[kAnnotations] != nullptr) identity.Raw("annotations", parts_[kAnnotations]->text);
+  if (parts_[kOwnerRefs] != nullptr) identity.Raw("ownerReferences", parts_[kOwnerRefs]->text);
+  text += '}';
+  if (parts_[kSpec] != nullptr) absl::StrAppend(&text, R"(,"spec":)", parts_[kSpec]->text);
+  if (parts_[kStatus] != nullptr) absl::StrAppend(&text, R"(,"status":)", parts_[kStatus]->text);
+  text += '}';
+  return std::make_shared<const Json>(Json::parse(text, nullptr, false));
 }
 
 size_t CachedObject::ApproximateBytes() const {
   auto heap = [](const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; };
-  size_t bytes = sizeof(*this) + heap(key_) + heap(uid_) + heap(resource_version_) +
-                 heap(compact_) + owners_.capacity() * sizeof(OwnerReference);
-  for (const OwnerReference& owner : owners_) {
-    bytes += heap(owner.uid) + heap(owner.kind) + heap(owner.name);
+  size_t bytes = sizeof(*this) + heap(key_) + heap(uid_) + heap(resource_version_);
+  for (const Fragment& part : parts_) {
+    // A shared fragment counts its share.
+    if (part != nullptr) bytes += (sizeof(Text) + heap(part->text)) / part.use_count();
+  }
+  if (shape_ != ObjectShape::kCompactPod) {
+    bytes += owners_->capacity() * sizeof(OwnerReference);
+    for (const OwnerReference& owner : *owners_) {
+      bytes += heap(owner.uid) + heap(owner.kind) + heap(owner.name);
+    }
   }
   return bytes;
 }

@@ -54,23 +54,40 @@ class CachedObject {
   const std::string& key() const { return key_; }
   const std::string& uid() const { return uid_; }
   const std::string& resource_version() const { return resource_version_; }
-  const std::vector<OwnerReference>& owners() const { return owners_; }
+  const std::vector<OwnerReference>& owners() const { return *owners_; }
   // UID of the controller ownerReference, or "".
   const std::string& controller_uid() const;
   ObjectShape shape() const { return shape_; }
 
   // The kept document. For kFull objects this is the stored tree; compact
-  // pods are stored as minified JSON text and parsed on each call.
+  // pods are stored as JSON text fragments and parsed on each call.
   std::shared_ptr<const Json> Document() const;
-  // Bytes held by this object (approximate), for memory accounting.
+  // Bytes held by this object (approximate; a fragment shared with other
+  // objects counts its share), for memory accounting.
   size_t ApproximateBytes() const;
 
  private:
+  struct Text {
+    std::string text;
+    std::vector<OwnerReference> owners;  // parsed, for the owner references part
+  };
+  using Fragment = std::shared_ptr<const Text>;
+  // A compact pod is JSON text in parts. All but the identity (key, uid,
+  // resourceVersion) are interned: the pods of one role share labels,
+  // owner references, resources and, mostly, status, so a cached pod costs
+  // a few hundred bytes instead of its full text.
+  enum Part { kTimestamps, kLabels, kAnnotations, kOwnerRefs, kSpec, kStatus, kParts };
+
+  class Pool;
+  static void CompactParts(const simdjson::dom::element& pod,
+                           const simdjson::dom::element& metadata, Fragment* parts);
+  static std::shared_ptr<const std::vector<OwnerReference>> NoOwners();
+
   ObjectShape shape_ = ObjectShape::kFull;
   std::string key_, uid_, resource_version_;
-  std::vector<OwnerReference> owners_;
-  std::shared_ptr<const Json> document_;  // kFull
-  std::string compact_;                   // kCompactPod
+  std::shared_ptr<const std::vector<OwnerReference>> owners_;
+  std::shared_ptr<const Json> document_;  // kFull, kMetadata
+  Fragment parts_[kParts];                // kCompactPod; null: absent
 };
 
 // "namespace/name" or "name".

@@ -48,26 +48,29 @@ Reflector::Reflector(const ApiClient& client, ApiResource resource, ReflectorOpt
 
 void Reflector::Stop() {
   cancel_.store(true);
-  if (!stopped_.HasBeenNotified()) stopped_.Notify();
+  std::lock_guard<std::mutex> lock(stop_mu_);
+  stopped_ = true;
+  stop_cv_.notify_all();
 }
 
 bool Reflector::Sleep(absl::Duration duration) {
-  return !stopped_.WaitForNotificationWithTimeout(duration);
+  std::unique_lock<std::mutex> lock(stop_mu_);
+  return !stop_cv_.wait_for(lock, absl::ToChronoNanoseconds(duration), [this] { return stopped_; });
 }
 
 ReflectorHealth Reflector::Health() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   return health_;
 }
 
 void Reflector::SetState(ReflectorHealth::State state, std::string message) {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   health_.state = state;
   health_.message = std::move(message);
 }
 
 void Reflector::MarkSynced() {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   health_.state = ReflectorHealth::State::kSynced;
   health_.has_synced = true;
   health_.message.clear();
@@ -89,7 +92,7 @@ void Reflector::Run() {
       outcome = options_.use_watch_list && watch_list_supported_ ? Watch(/*initial=*/true) : List();
     } else {
       if (!first_watch) {
-        absl::MutexLock lock(&mu_);
+        std::unique_lock lock(mu_);
         ++health_.watch_restarts;
       }
       first_watch = false;
@@ -129,7 +132,7 @@ Reflector::Outcome Reflector::OnHttpError(const HttpResponse& response, const ch
   switch (response.status) {
     case 410:  // the resourceVersion was compacted away
     {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock lock(mu_);
       ++health_.relists_410;
     }
       resource_version_.clear();
@@ -190,7 +193,7 @@ Reflector::Outcome Reflector::List() {
       if (list.is_object() && list["items"].is_null()) {
         items = simdjson::dom::array();
       } else {
-        absl::MutexLock lock(&mu_);
+        std::unique_lock lock(mu_);
         ++health_.decode_errors;
         health_.state = ReflectorHealth::State::kFailing;
         health_.message = absl::StrCat("list ", resource_.Name(), ": malformed response");
@@ -201,7 +204,7 @@ Reflector::Outcome Reflector::List() {
       absl::StatusOr<std::shared_ptr<const CachedObject>> object =
           CachedObject::Decode(item, options_.shape);
       if (!object.ok()) {
-        absl::MutexLock lock(&mu_);
+        std::unique_lock lock(mu_);
         ++health_.decode_errors;
         continue;  // one bad item must not hide the others
       }
@@ -254,7 +257,7 @@ Reflector::Outcome Reflector::Watch(bool initial) {
   auto on_line = [&](absl::string_view line) -> absl::Status {
     absl::StatusOr<WatchEvent> event = DecodeWatchEvent(line, options_.shape, parser);
     if (!event.ok()) {
-      absl::MutexLock lock(&mu_);
+      std::unique_lock lock(mu_);
       ++health_.decode_errors;
       stream_error = std::string(event.status().message());
       outcome = Outcome::kRelist;  // after the backoff in Run()'s failure path
@@ -274,7 +277,7 @@ Reflector::Outcome Reflector::Watch(bool initial) {
         return absl::OkStatus();
       case EventType::kError:
         if (event->error_code == 410) {
-          absl::MutexLock lock(&mu_);
+          std::unique_lock lock(mu_);
           ++health_.relists_410;
           outcome = Outcome::kRelist;
         } else {
@@ -293,7 +296,7 @@ Reflector::Outcome Reflector::Watch(bool initial) {
         {
           std::vector<Change> changes = store_->Apply(event->type, event->object);
           {
-            absl::MutexLock lock(&mu_);
+            std::unique_lock lock(mu_);
             ++health_.events;
             health_.resource_version = resource_version_;
           }

@@ -2,13 +2,13 @@
 #define WM_SERVER_KUBE_REFLECTOR_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/random/random.h"
-#include "absl/synchronization/mutex.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/kube/api_client.h"
 #include "server/kube/api_resource.h"
@@ -125,7 +125,9 @@ class Reflector {
   const ChangeSink on_change_;
 
   std::atomic<bool> cancel_{false};
-  absl::Notification stopped_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stopped_ = false;
   Backoff backoff_;
   absl::BitGen random_;
   bool watch_list_supported_;
@@ -134,8 +136,8 @@ class Reflector {
   std::string resource_version_;
   int retry_after_seconds_ = 0;
 
-  mutable absl::Mutex mu_;
-  ReflectorHealth health_ ABSL_GUARDED_BY(mu_);
+  mutable std::mutex mu_;
+  ReflectorHealth health_;
 };
 
 }  // namespace wm::kube

@@ -4,8 +4,9 @@
 // integration_tests/kube/.
 #include "server/kube/reflector.h"
 
+#include <future>
+
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/kube/informer.h"
@@ -119,9 +120,9 @@ TEST(ReflectorTest, ListsAllPagesThenWatchesFromTheListVersion) {
   ApiClient client(Connection(server));
   Informer live(client, Pods(), FastOptions());
   std::vector<std::string> seen;
-  absl::Mutex mu;
+  std::mutex mu;
   live.AddHandler([&](const Change& c) {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     seen.push_back(absl::StrCat(EventTypeName(c.type), " ", c.new_object->key()));
   });
   live.Start();
@@ -137,7 +138,7 @@ TEST(ReflectorTest, ListsAllPagesThenWatchesFromTheListVersion) {
   EXPECT_TRUE(IsWatch(requests[3]));
   EXPECT_THAT(Keys(live.store()), ::testing::ElementsAre("ns/a", "ns/b", "ns/c", "ns/d"));
   EXPECT_EQ(live.store().Get("ns/a")->resource_version(), "13");
-  absl::MutexLock lock(&mu);
+  std::unique_lock lock(mu);
   EXPECT_THAT(seen, ::testing::ElementsAre("ADDED ns/a", "ADDED ns/b", "ADDED ns/c", "ADDED ns/d",
                                            "MODIFIED ns/a"));
   EXPECT_EQ(live.Health().lists, 1);
@@ -193,9 +194,9 @@ TEST(ReflectorTest, ExpiredWatchRelistsAndDeletesWhatIsGone) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions());
   std::vector<std::string> deleted;
-  absl::Mutex mu;
+  std::mutex mu;
   informer.AddHandler([&](const Change& c) {
-    absl::MutexLock lock(&mu);
+    std::unique_lock lock(mu);
     if (c.type == EventType::kDeleted) deleted.push_back(c.old_object->key());
   });
   informer.Start();
@@ -203,7 +204,7 @@ TEST(ReflectorTest, ExpiredWatchRelistsAndDeletesWhatIsGone) {
   informer.WaitForIdle();
   EXPECT_THAT(Keys(informer.store()), ::testing::ElementsAre("ns/b", "ns/c"));
   EXPECT_EQ(informer.Health().relists_410, 1);
-  absl::MutexLock lock(&mu);
+  std::unique_lock lock(mu);
   EXPECT_THAT(deleted, ::testing::ElementsAre("ns/a"));
 }
 
@@ -282,13 +283,14 @@ TEST(ReflectorTest, NotFoundTakesTheObjectsAway) {
 }
 
 TEST(ReflectorTest, WatchListSyncsOnTheInitialEventsEndBookmark) {
-  absl::Notification release;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
   ScriptedServer server([&](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
     out.Head(200);
     ASSERT_EQ(r.Query("sendInitialEvents"), "true");
     EXPECT_EQ(r.Query("resourceVersionMatch"), "NotOlderThan");
     out.Write(Event("ADDED", PodJson("a", "3")) + Event("ADDED", PodJson("b", "4")));
-    release.WaitForNotificationWithTimeout(absl::Seconds(10));
+    released.wait_for(std::chrono::seconds(10));
     out.Write(Bookmark("20", /*initial_end=*/true));
     out.Write(Event("ADDED", PodJson("c", "21")));
     HoldOpen(out);
@@ -301,7 +303,7 @@ TEST(ReflectorTest, WatchListSyncsOnTheInitialEventsEndBookmark) {
   // Until the bookmark, the initial state is incomplete: nothing is applied.
   EXPECT_FALSE(informer.HasSynced());
   EXPECT_EQ(informer.store().size(), 0u);
-  release.Notify();
+  release.set_value();
   ASSERT_TRUE(Eventually([&] { return informer.store().size() == 3; }));
   EXPECT_TRUE(informer.HasSynced());
   EXPECT_EQ(server.requests().size(), 1u);  // no list was needed

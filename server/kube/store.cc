@@ -3,11 +3,18 @@
 namespace wm::kube {
 
 void Store::InsertLocked(std::shared_ptr<const CachedObject> object) {
-  if (!object->uid().empty()) by_uid_[object->uid()] = object;
+  // Erase before inserting: a kept entry would keep its key view into the
+  // object it replaces.
+  if (!object->uid().empty()) {
+    by_uid_.erase(absl::string_view(object->uid()));
+    by_uid_.emplace(object->uid(), object);
+  }
   for (const OwnerReference& owner : object->owners()) {
     keys_by_owner_[owner.uid].insert(object->key());
   }
-  by_key_[object->key()] = std::move(object);
+  absl::string_view key = object->key();
+  by_key_.erase(key);
+  by_key_.emplace(key, std::move(object));
 }
 
 void Store::EraseLocked(const CachedObject& object) {
@@ -20,12 +27,12 @@ void Store::EraseLocked(const CachedObject& object) {
     it->second.erase(object.key());
     if (it->second.empty()) keys_by_owner_.erase(it);
   }
-  by_key_.erase(object.key());
+  by_key_.erase(absl::string_view(object.key()));
 }
 
 std::vector<Change> Store::Apply(EventType type, std::shared_ptr<const CachedObject> object) {
   std::vector<Change> changes;
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   auto it = by_key_.find(object->key());
   std::shared_ptr<const CachedObject> old = it == by_key_.end() ? nullptr : it->second;
   if (type == EventType::kDeleted) {
@@ -48,8 +55,8 @@ std::vector<Change> Store::Apply(EventType type, std::shared_ptr<const CachedObj
 
 std::vector<Change> Store::Replace(std::vector<std::shared_ptr<const CachedObject>> objects) {
   std::vector<Change> changes;
-  absl::MutexLock lock(&mu_);
-  absl::flat_hash_set<std::string> listed;
+  std::unique_lock lock(mu_);
+  absl::flat_hash_set<absl::string_view> listed;
   listed.reserve(objects.size());
   for (const auto& object : objects) listed.insert(object->key());
   std::vector<std::shared_ptr<const CachedObject>> gone;
@@ -78,13 +85,13 @@ std::vector<Change> Store::Replace(std::vector<std::shared_ptr<const CachedObjec
 }
 
 std::shared_ptr<const CachedObject> Store::Get(const std::string& key) const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   auto it = by_key_.find(key);
   return it == by_key_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<const CachedObject> Store::GetByUid(const std::string& uid) const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   auto it = by_uid_.find(uid);
   return it == by_uid_.end() ? nullptr : it->second;
 }
@@ -92,28 +99,28 @@ std::shared_ptr<const CachedObject> Store::GetByUid(const std::string& uid) cons
 std::vector<std::shared_ptr<const CachedObject>> Store::ListOwnedBy(
     const std::string& owner_uid) const {
   std::vector<std::shared_ptr<const CachedObject>> out;
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   auto it = keys_by_owner_.find(owner_uid);
   if (it == keys_by_owner_.end()) return out;
-  for (const std::string& key : it->second) out.push_back(by_key_.at(key));
+  for (absl::string_view key : it->second) out.push_back(by_key_.at(key));
   return out;
 }
 
 std::vector<std::shared_ptr<const CachedObject>> Store::List() const {
   std::vector<std::shared_ptr<const CachedObject>> out;
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   out.reserve(by_key_.size());
   for (const auto& [key, object] : by_key_) out.push_back(object);
   return out;
 }
 
 size_t Store::size() const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   return by_key_.size();
 }
 
 size_t Store::ApproximateBytes() const {
-  absl::ReaderMutexLock lock(&mu_);
+  std::shared_lock lock(mu_);
   size_t bytes = 0;
   for (const auto& [key, object] : by_key_) bytes += object->ApproximateBytes();
   return bytes;

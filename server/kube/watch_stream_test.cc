@@ -161,7 +161,16 @@ TEST(CompactPodTest, KeepsWhatResolutionReadsAndDropsTheRest) {
     "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True", "reason": "r"}]}
   })");
   EXPECT_EQ(*cached->Document(), expected);
-  EXPECT_LT(cached->ApproximateBytes(), 1024u);
+
+  // A second pod of the same role shares every fragment but its identity:
+  // each counts half of the shared bytes.
+  size_t alone = cached->ApproximateBytes();
+  pod["metadata"]["name"] = "p2";
+  pod["metadata"]["uid"] = "u2";
+  auto sibling = CachedObject::FromJson(pod, ObjectShape::kCompactPod);
+  EXPECT_LT(sibling->ApproximateBytes(), alone * 3 / 4);
+  EXPECT_EQ((*sibling->Document())["metadata"]["name"], "p2");
+  EXPECT_EQ((*sibling->Document())["metadata"]["labels"], expected["metadata"]["labels"]);
 }
 
 TEST(CompactPodTest, EscapesKeysAndValuesItRewrites) {

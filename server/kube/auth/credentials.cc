@@ -5,13 +5,13 @@
 
 #include <cstdlib>
 #include <map>
+#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "server/common/json.h"
 #include "server/kube/auth/internal.h"
@@ -54,7 +54,7 @@ class TokenFileSource : public CredentialSource {
       : path_(std::move(path)), interval_(interval), clock_(std::move(clock)) {}
 
   absl::StatusOr<Credential> Current() override {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     const absl::Time now = NowFrom(clock_);
     if (cached_.has_value() && !invalidated_ && now - read_at_ < interval_) return *cached_;
     absl::StatusOr<std::string> token = Read();
@@ -73,7 +73,7 @@ class TokenFileSource : public CredentialSource {
   }
 
   void Invalidate(const Credential& rejected) override {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     if (cached_.has_value() && SameSecret(*cached_, rejected)) invalidated_ = true;
   }
 
@@ -94,10 +94,10 @@ class TokenFileSource : public CredentialSource {
   const std::string path_;
   const absl::Duration interval_;
   const Clock clock_;
-  absl::Mutex mu_;
-  std::optional<Credential> cached_ ABSL_GUARDED_BY(mu_);
-  absl::Time read_at_ ABSL_GUARDED_BY(mu_);
-  bool invalidated_ ABSL_GUARDED_BY(mu_) = false;
+  std::mutex mu_;
+  std::optional<Credential> cached_;
+  absl::Time read_at_;
+  bool invalidated_ = false;
 };
 
 // A string member of a JSON object: absent or null is "", another type is an
@@ -118,7 +118,7 @@ class ExecPluginSource : public CredentialSource {
       : config_(std::move(config)), cluster_(std::move(cluster)), options_(std::move(options)) {}
 
   absl::StatusOr<Credential> Current() override {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     const absl::Time now = NowFrom(options_.clock);
     if (cached_.has_value() &&
         (!cached_->expiry.has_value() || now < *cached_->expiry - options_.expiry_leeway)) {
@@ -143,7 +143,7 @@ class ExecPluginSource : public CredentialSource {
   }
 
   void Invalidate(const Credential& rejected) override {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     if (cached_.has_value() && SameSecret(*cached_, rejected)) cached_.reset();
   }
 
@@ -325,10 +325,10 @@ class ExecPluginSource : public CredentialSource {
   const ExecConfig config_;
   const ExecClusterInfo cluster_;
   const ExecOptions options_;
-  absl::Mutex mu_;
-  std::optional<Credential> cached_ ABSL_GUARDED_BY(mu_);
-  absl::Status last_error_ ABSL_GUARDED_BY(mu_);
-  absl::Time failed_at_ ABSL_GUARDED_BY(mu_);
+  std::mutex mu_;
+  std::optional<Credential> cached_;
+  absl::Status last_error_;
+  absl::Time failed_at_;
 };
 
 }  // namespace

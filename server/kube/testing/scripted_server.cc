@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 
 namespace wm::kube::testing {
 
@@ -72,7 +73,7 @@ ScriptedServer::~ScriptedServer() {
   ::close(listen_fd_);
   std::vector<std::thread> connections;
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     connections.swap(connections_);
   }
   for (std::thread& t : connections) t.join();
@@ -81,15 +82,14 @@ ScriptedServer::~ScriptedServer() {
 std::string ScriptedServer::url() const { return absl::StrCat("http://127.0.0.1:", port_); }
 
 std::vector<ScriptedServer::Request> ScriptedServer::requests() const {
-  absl::MutexLock lock(&mu_);
+  std::unique_lock lock(mu_);
   return requests_;
 }
 
 bool ScriptedServer::WaitForRequests(size_t count, absl::Duration timeout) const {
-  absl::MutexLock lock(&mu_);
-  auto enough = [this, count]()
-                    ABSL_NO_THREAD_SAFETY_ANALYSIS { return requests_.size() >= count; };
-  return mu_.AwaitWithTimeout(absl::Condition(&enough), timeout);
+  std::unique_lock lock(mu_);
+  return arrived_.wait_for(lock, absl::ToChronoNanoseconds(timeout),
+                           [&] { return requests_.size() >= count; });
 }
 
 void ScriptedServer::Accept() {
@@ -98,7 +98,7 @@ void ScriptedServer::Accept() {
     if (::poll(&p, 1, 100) <= 0) continue;
     int fd = ::accept(listen_fd_, nullptr, nullptr);
     if (fd < 0) continue;
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     connections_.emplace_back([this, fd] { Serve(fd); });
   }
 }
@@ -135,8 +135,9 @@ void ScriptedServer::Serve(int fd) {
     request.body.append(buffer, static_cast<size_t>(n));
   }
   {
-    absl::MutexLock lock(&mu_);
+    std::unique_lock lock(mu_);
     requests_.push_back(request);
+    arrived_.notify_all();
   }
   Responder responder(fd);
   handler_(request, responder);

@@ -2,12 +2,13 @@
 #define WM_SERVER_KUBE_TESTING_SCRIPTED_SERVER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 
 namespace wm::kube::testing {
@@ -62,9 +63,10 @@ class ScriptedServer {
   int port_ = 0;
   std::atomic<bool> stopping_{false};
   std::thread accept_thread_;
-  mutable absl::Mutex mu_;
-  std::vector<Request> requests_ ABSL_GUARDED_BY(mu_);
-  std::vector<std::thread> connections_ ABSL_GUARDED_BY(mu_);
+  mutable std::mutex mu_;
+  mutable std::condition_variable arrived_;
+  std::vector<Request> requests_;
+  std::vector<std::thread> connections_;
 };
 
 }  // namespace wm::kube::testing

@@ -1,0 +1,97 @@
+#include "server/sources/definition_set.h"
+
+#include <algorithm>
+
+#include "absl/strings/match.h"
+
+namespace wm::sources {
+namespace {
+
+constexpr char kClusterSourcePrefix[] = "cluster:karta/";
+
+kube::Gvk ToGvk(const definitions::GroupVersionKind& gvk) {
+  return kube::Gvk{gvk.group, gvk.version, gvk.kind};
+}
+
+}  // namespace
+
+kube::Gvk KartaGvk() { return kube::Gvk{"run.ai", "v1alpha1", "Karta"}; }
+
+std::vector<kube::Gvk> KindsToWatch(const definitions::Registry& registry) {
+  std::vector<kube::Gvk> kinds;
+  for (const auto& definition : registry.All()) {
+    if (definition->root.kind) kinds.push_back(ToGvk(*definition->root.kind));
+    for (const auto& child : definition->children) {
+      if (child.kind) kinds.push_back(ToGvk(*child.kind));
+    }
+    for (const auto& gvk : definition->additional_child_kinds) kinds.push_back(ToGvk(gvk));
+  }
+  kinds.push_back(KartaGvk());
+  std::sort(kinds.begin(), kinds.end());
+  kinds.erase(std::unique(kinds.begin(), kinds.end()), kinds.end());
+  return kinds;
+}
+
+DefinitionSet::DefinitionSet(expressions::Engine& engine, BaseLoader base)
+    : engine_(engine), base_(std::move(base)) {}
+
+absl::Status DefinitionSet::Init() {
+  std::unique_lock lock(mu_);
+  return Rebuild();
+}
+
+void DefinitionSet::SetListener(Listener listener) {
+  std::unique_lock lock(mu_);
+  listener_ = std::move(listener);
+}
+
+std::shared_ptr<const definitions::Registry> DefinitionSet::Current() const {
+  std::unique_lock lock(mu_);
+  return current_;
+}
+
+std::vector<definitions::Registry::Rejected> DefinitionSet::rejected() const {
+  std::unique_lock lock(mu_);
+  return rejected_;
+}
+
+void DefinitionSet::OnKartaChange(const kube::Change& change) {
+  std::unique_lock lock(mu_);
+  if (change.type == kube::EventType::kDeleted) {
+    kartas_.erase(change.old_object->key());
+  } else {
+    kartas_[change.new_object->key()] = change.new_object->Document()->dump();
+  }
+  // The base loaded before, so only the cluster part can fail, and that
+  // is recorded per object: keep serving what there is.
+  (void)Rebuild();
+}
+
+absl::Status DefinitionSet::Rebuild() {
+  auto registry = std::make_shared<definitions::Registry>(engine_);
+  absl::Status status = base_(*registry);
+  if (!status.ok()) return status;
+  std::vector<std::pair<std::string, std::string>> documents;
+  for (const auto& [name, text] : kartas_)
+    documents.emplace_back(kClusterSourcePrefix + name, text);
+  // Each object is its own document, so one unparseable object cannot take
+  // the others with it.
+  std::vector<definitions::Registry::Rejected> rejected;
+  for (const auto& document : documents) {
+    absl::Status added = registry->AddDocuments({document}, definitions::Origin::kCluster);
+    if (!added.ok()) {
+      rejected.push_back({document.first,
+                          document.first.substr(sizeof(kClusterSourcePrefix) - 1),
+                          {{Finding::Severity::kError, "", std::string(added.message())}}});
+    }
+  }
+  for (const auto& r : registry->rejected()) {
+    if (absl::StartsWith(r.source, kClusterSourcePrefix)) rejected.push_back(r);
+  }
+  rejected_ = std::move(rejected);
+  current_ = registry;
+  if (listener_) listener_(current_, KindsToWatch(*current_));
+  return absl::OkStatus();
+}
+
+}  // namespace wm::sources
