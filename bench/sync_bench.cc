@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "bench/process_stats.h"
 #include "server/kube/auth/kubeconfig.h"
 #include "server/kube/informer.h"
 
@@ -107,20 +108,13 @@ double ProcessCpuSeconds() {
          static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
 }
 
-size_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
 void BM_InitialSync(benchmark::State& state) {
   EnsurePods();
   bool watch_list = state.range(0) == 1;
   size_t objects = 0;
   double rss_per_pod = 0, client_cpu = 0;
   for (auto _ : state) {
-    size_t before = ResidentBytes();
+    size_t before = bench::ResidentBytes();
     double cpu_before = ProcessCpuSeconds();
     ReflectorOptions options;
     options.namespace_ = kNamespace;
@@ -132,7 +126,8 @@ void BM_InitialSync(benchmark::State& state) {
     state.PauseTiming();
     client_cpu = ProcessCpuSeconds() - cpu_before;
     objects = informer.store().size();
-    rss_per_pod = static_cast<double>(ResidentBytes() - before) / std::max<size_t>(objects, 1);
+    rss_per_pod =
+        static_cast<double>(bench::ResidentBytes() - before) / std::max<size_t>(objects, 1);
     informer.Stop();
     state.ResumeTiming();
   }

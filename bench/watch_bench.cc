@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
+#include "bench/process_stats.h"
 #include "server/kube/store.h"
 #include "server/kube/watch_stream.h"
 
@@ -180,13 +181,6 @@ void BM_IngestFullObjects(benchmark::State& state) {
 }
 BENCHMARK(BM_IngestFullObjects)->Unit(benchmark::kMillisecond);
 
-size_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  size_t pages = 0, resident = 0;
-  statm >> pages >> resident;
-  return resident * static_cast<size_t>(sysconf(_SC_PAGESIZE));
-}
-
 // Memory per cached pod: 100,000 distinct compact pods in one store,
 // measured as resident-set growth and as the objects' own accounting.
 void BM_MemoryPerCachedPod(benchmark::State& state) {
@@ -199,13 +193,13 @@ void BM_MemoryPerCachedPod(benchmark::State& state) {
     lines.reserve(pods);
     for (int i = 0; i < pods; ++i) lines.push_back(EventLine(i));
     state.ResumeTiming();
-    size_t before = ResidentBytes();
+    size_t before = bench::ResidentBytes();
     auto store = std::make_unique<Store>();
     for (const std::string& line : lines) {
       auto event = DecodeWatchEvent(line, ObjectShape::kCompactPod, parser);
       store->Apply(EventType::kAdded, event->object);
     }
-    size_t after = ResidentBytes();
+    size_t after = bench::ResidentBytes();
     rss_per_pod = static_cast<double>(after - before) / pods;
     accounted_per_pod = static_cast<double>(store->ApproximateBytes()) / pods;
     state.PauseTiming();

@@ -6,22 +6,17 @@
 #include "gtest/gtest.h"
 #include "integration_tests/kube/testbed_fixture.h"
 #include "server/expressions/jq_engine.h"
+#include "server/kube/testing/eventually.h"
 #include "server/sources/definition_set.h"
 
 namespace wm::sources {
 namespace {
 
+using ::wm::kube::testing::Eventually;
 using wm::testing::Testbed;
 
-template <typename Predicate>
-bool Eventually(Predicate predicate, absl::Duration timeout = absl::Seconds(30)) {
-  absl::Time end = absl::Now() + timeout;
-  while (absl::Now() < end) {
-    if (predicate()) return true;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return predicate();
-}
+// How long a test waits for the cache to catch up before it fails.
+constexpr absl::Duration kWait = absl::Seconds(30);
 
 expressions::Engine& Engine() {
   static expressions::Engine* engine = expressions::NewJqEngine({.workers = 1}).value().release();
@@ -71,7 +66,7 @@ TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAr
     if (gvk == KartaGvk()) set.OnKartaChange(change);
   });
   ASSERT_TRUE(cache.Start(KindsToWatch(*set.Current())).ok());
-  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(KartaGvk()); }));
+  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(KartaGvk()); }, kWait));
 
   const std::string path = "/apis/run.ai/v1alpha1/kartas";
   ASSERT_TRUE(tb.Call("POST", path, Karta("jobset-override", "jobset.x-k8s.io", "JobSet")).ok());
@@ -83,11 +78,14 @@ TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAr
   invalid["spec"]["structureDefinition"]["rootComponent"]["kind"]["kind"] = "Widget";
   ASSERT_TRUE(tb.Call("POST", path, invalid).ok());
 
-  ASSERT_TRUE(Eventually([&] {
-    auto now = set.Current()->ForKind(jobset);
-    return now.ok() && (*now)->definition->origin == definitions::Origin::kCluster;
-  })) << "the cluster definition did not take over";
-  ASSERT_TRUE(Eventually([&] { return set.rejected().size() == 1; }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto now = set.Current()->ForKind(jobset);
+        return now.ok() && (*now)->definition->origin == definitions::Origin::kCluster;
+      },
+      kWait))
+      << "the cluster definition did not take over";
+  ASSERT_TRUE(Eventually([&] { return set.rejected().size() == 1; }, kWait));
   auto rejected = set.rejected();
   EXPECT_EQ(rejected[0].name, "broken");
   ASSERT_FALSE(rejected[0].findings.empty());
@@ -98,11 +96,13 @@ TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAr
   // Deleting the Karta brings the catalog definition back.
   ASSERT_TRUE(tb.Call("DELETE", path + "/jobset-override").ok());
   ASSERT_TRUE(tb.Call("DELETE", path + "/broken").ok());
-  ASSERT_TRUE(Eventually([&] {
-    auto now = set.Current()->ForKind(jobset);
-    return now.ok() && (*now)->definition->origin == definitions::Origin::kCatalog &&
-           set.rejected().empty();
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto now = set.Current()->ForKind(jobset);
+        return now.ok() && (*now)->definition->origin == definitions::Origin::kCatalog &&
+               set.rejected().empty();
+      },
+      kWait));
   std::unique_lock lock(mu);
   EXPECT_THAT(watched, ::testing::Contains(kube::Gvk{"batch", "v1", "Job"}));
   EXPECT_THAT(watched, ::testing::Contains(KartaGvk()));

@@ -14,21 +14,16 @@
 #include "server/kube/auth/credentials.h"
 #include "server/kube/auth/kubeconfig.h"
 #include "server/kube/cluster_cache.h"
+#include "server/kube/testing/eventually.h"
 
 namespace wm::kube {
 namespace {
 
+using ::wm::kube::testing::Eventually;
 using wm::testing::Testbed;
 
-template <typename Predicate>
-bool Eventually(Predicate predicate, absl::Duration timeout = absl::Seconds(30)) {
-  absl::Time end = absl::Now() + timeout;
-  while (absl::Now() < end) {
-    if (predicate()) return true;
-    absl::SleepFor(absl::Milliseconds(20));
-  }
-  return predicate();
-}
+// How long a test waits for the cache to catch up before it fails.
+constexpr absl::Duration kWait = absl::Seconds(30);
 
 ApiResource Pods() { return {"", "v1", "Pod", "pods", true, {"list", "watch"}}; }
 ApiResource ConfigMaps() { return {"", "v1", "ConfigMap", "configmaps", true, {"list", "watch"}}; }
@@ -102,7 +97,7 @@ TEST(InformerIntegrationTest, SyncsExistingObjectsAndFollowsChanges) {
     seen.push_back(absl::StrCat(EventTypeName(c.type), " ", object->key()));
   });
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   EXPECT_EQ(informer.store().size(), 5u);
   EXPECT_EQ(Cached(informer.store()), FreshList(pods));
 
@@ -115,16 +110,18 @@ TEST(InformerIntegrationTest, SyncsExistingObjectsAndFollowsChanges) {
       Json{{"status",
             {{"phase", "Running"}, {"conditions", {{{"type", "Ready"}, {"status", "True"}}}}}}},
       "application/merge-patch+json"));
-  ASSERT_TRUE(Eventually([&] {
-    auto pod = informer.store().Get(ns + "/after");
-    return pod && (*pod->Document())["status"].value("phase", "") == "Running";
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto pod = informer.store().Get(ns + "/after");
+        return pod && (*pod->Document())["status"].value("phase", "") == "Running";
+      },
+      kWait));
   auto document = informer.store().Get(ns + "/after")->Document();
   EXPECT_EQ((*document)["metadata"]["labels"]["role"], "worker");
   EXPECT_EQ((*document)["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "4");
   EXPECT_FALSE((*document)["spec"]["containers"][0].contains("image"));  // compact
   Must(tb.Call("DELETE", pods + "/before-0"));
-  ASSERT_TRUE(Eventually([&] { return informer.store().Get(ns + "/before-0") == nullptr; }));
+  ASSERT_TRUE(Eventually([&] { return informer.store().Get(ns + "/before-0") == nullptr; }, kWait));
   informer.WaitForIdle();
   EXPECT_EQ(Cached(informer.store()), FreshList(pods));
   std::unique_lock lock(mu);
@@ -139,7 +136,7 @@ TEST(InformerIntegrationTest, CustomResourceStatusThroughTheSubresource) {
   ApiResource jobsets{"jobset.x-k8s.io", "v1alpha2", "JobSet", "jobsets", true, {"list", "watch"}};
   Informer informer(tb.admin(), jobsets, Options(ns));
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   std::string path = absl::StrCat("/apis/jobset.x-k8s.io/v1alpha2/namespaces/", ns, "/jobsets");
   Json jobset = {
       {"apiVersion", "jobset.x-k8s.io/v1alpha2"},
@@ -166,10 +163,12 @@ TEST(InformerIntegrationTest, CustomResourceStatusThroughTheSubresource) {
                          {"message", "jobset completed successfully"},
                          {"lastTransitionTime", "2026-11-30T00:00:00Z"}}}}}}},
                "application/merge-patch+json"));
-  ASSERT_TRUE(Eventually([&] {
-    auto object = informer.store().Get(ns + "/demo");
-    return object && (*object->Document())["status"].contains("conditions");
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto object = informer.store().Get(ns + "/demo");
+        return object && (*object->Document())["status"].contains("conditions");
+      },
+      kWait));
   auto document = informer.store().Get(ns + "/demo")->Document();
   EXPECT_EQ((*document)["status"]["conditions"][0]["type"], "Completed");
   EXPECT_EQ((*document)["spec"]["replicatedJobs"][0]["replicas"], 2);
@@ -190,7 +189,7 @@ TEST(InformerIntegrationTest, ScopedByNamespaceAndLabelSelector) {
   options.label_selector = "team=a";
   Informer informer(tb.admin(), Pods(), options);
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   std::vector<std::string> keys;
   for (const auto& object : informer.store().List()) keys.push_back(object->key());
   EXPECT_THAT(keys, ::testing::ElementsAre(ns + "/mine"));
@@ -206,7 +205,7 @@ TEST(InformerIntegrationTest, ConvergesAfterApiserverKilledAndRestarted) {
   for (int i = 0; i < 20; ++i) Must(tb.Call("POST", path, ConfigMap(absl::StrCat("cm-", i), "0")));
   Informer informer(tb.admin(), ConfigMaps(), Options(ns));
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   Must(tb.Call("PUT", path + "/cm-0", ConfigMap("cm-0", "1")));
   tb.Script("kill-apiserver");
   tb.Script("start-apiserver");
@@ -247,7 +246,7 @@ TEST(InformerIntegrationTest, CompactionWhileDisconnectedForcesARelistWithoutLos
     seen.push_back(absl::StrCat(EventTypeName(c.type), " ", object->key(), " ", object->uid()));
   });
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   informer.WaitForIdle();
   std::string old_again_uid = informer.store().Get(ns + "/again")->uid();
   {
@@ -325,17 +324,20 @@ TEST(ClusterCacheIntegrationTest, CustomResourceDefinitionsComeAndGo) {
                     {{"openAPIV3Schema",
                       {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
   Must(tb.Call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd));
-  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(widget); })) << status_of(widget).message;
+  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(widget); }, kWait))
+      << status_of(widget).message;
   std::string path = absl::StrCat("/apis/widgets.wm.test/v1/namespaces/", ns, "/widgets");
   Must(tb.Call("POST", path,
                Json{{"apiVersion", "widgets.wm.test/v1"},
                     {"kind", "Widget"},
                     {"metadata", {{"name", "w1"}}},
                     {"spec", {{"size", 3}}}}));
-  ASSERT_TRUE(Eventually([&] {
-    auto store = cache.StoreFor(widget);
-    return store && store->Get(ns + "/w1") != nullptr;
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto store = cache.StoreFor(widget);
+        return store && store->Get(ns + "/w1") != nullptr;
+      },
+      kWait));
 
   Must(tb.Call("DELETE",
                "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
@@ -388,13 +390,16 @@ TEST(ClusterCacheIntegrationTest, UnreadableResourceIsReportedWhileOthersWork) {
   ClusterCache cache(client, options);
   Gvk jobs{"batch", "v1", "Job"}, configmaps{"", "v1", "ConfigMap"};
   ASSERT_TRUE(cache.Start({jobs, configmaps}).ok());
-  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(PodGvk()) && cache.HasSynced(configmaps); }));
-  ASSERT_TRUE(Eventually([&] {
-    for (const KindStatus& s : cache.Status()) {
-      if (s.gvk == jobs) return s.health.state == ReflectorHealth::State::kForbidden;
-    }
-    return false;
-  }));
+  ASSERT_TRUE(
+      Eventually([&] { return cache.HasSynced(PodGvk()) && cache.HasSynced(configmaps); }, kWait));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        for (const KindStatus& s : cache.Status()) {
+          if (s.gvk == jobs) return s.health.state == ReflectorHealth::State::kForbidden;
+        }
+        return false;
+      },
+      kWait));
   for (const KindStatus& s : cache.Status()) {
     if (s.gvk == jobs) {
       EXPECT_FALSE(s.health.has_synced);
@@ -446,7 +451,8 @@ TEST(CredentialsIntegrationTest, TokenFileRotationOnUnauthorized) {
   // request gets 401, the file is re-read, and the retry succeeds.
   Must(tb.Call("DELETE", absl::StrCat("/api/v1/namespaces/", ns, "/serviceaccounts/first")));
   EXPECT_TRUE(Eventually(
-      [&] { return WhoAmI(client) == absl::StrCat("system:serviceaccount:", ns, ":second"); }));
+      [&] { return WhoAmI(client) == absl::StrCat("system:serviceaccount:", ns, ":second"); },
+      kWait));
 }
 
 TEST(CredentialsIntegrationTest, ExecPluginProvidesTheToken) {
@@ -501,7 +507,8 @@ TEST(ClusterCacheIntegrationTest, OwnerChainsAcrossKinds) {
   options.reflector = Options("");
   ClusterCache cache(tb.admin(), options);
   ASSERT_TRUE(cache.Start({jobset_gvk, job_gvk}).ok());
-  ASSERT_TRUE(Eventually([&] { return cache.HasSynced(jobset_gvk) && cache.HasSynced(job_gvk); }));
+  ASSERT_TRUE(
+      Eventually([&] { return cache.HasSynced(jobset_gvk) && cache.HasSynced(job_gvk); }, kWait));
 
   Json container = {{"name", "main"}, {"image", "registry.invalid/x:1"}};
   absl::StatusOr<Json> jobset = tb.Call(
@@ -541,12 +548,14 @@ TEST(ClusterCacheIntegrationTest, OwnerChainsAcrossKinds) {
   Must(tb.Call("POST", absl::StrCat("/api/v1/namespaces/", ns, "/pods"), pod));
 
   std::shared_ptr<const CachedObject> cached_pod;
-  ASSERT_TRUE(Eventually([&] {
-    auto pods = cache.StoreFor(PodGvk());
-    cached_pod = pods ? pods->Get(ns + "/demo-worker-0-0-abcde") : nullptr;
-    return cached_pod != nullptr && cache.FindByUid((*job)["metadata"]["uid"]) &&
-           cache.FindByUid((*jobset)["metadata"]["uid"]);
-  }));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        auto pods = cache.StoreFor(PodGvk());
+        cached_pod = pods ? pods->Get(ns + "/demo-worker-0-0-abcde") : nullptr;
+        return cached_pod != nullptr && cache.FindByUid((*job)["metadata"]["uid"]) &&
+               cache.FindByUid((*jobset)["metadata"]["uid"]);
+      },
+      kWait));
   ClusterCache::Found top = cache.TopOwner(PodGvk(), cached_pod);
   EXPECT_EQ(top.gvk, jobset_gvk);
   EXPECT_EQ(top.object->key(), ns + "/demo");

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "server/kube/testing/loopback.h"
+
 namespace wm::testing {
 namespace {
 
@@ -28,19 +30,7 @@ int ConnectLoopback(int port) {
 }  // namespace
 
 TcpProxy::TcpProxy(int upstream_port) : upstream_port_(upstream_port) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(listen_fd_, 64) != 0) {
-    std::abort();
-  }
-  socklen_t length = sizeof(address);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-  port_ = ntohs(address.sin_port);
+  listen_fd_ = kube::testing::ListenOnLoopback(&port_);
   accept_thread_ = std::thread([this] { Accept(); });
 }
 

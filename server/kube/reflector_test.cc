@@ -10,11 +10,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/kube/informer.h"
+#include "server/kube/testing/eventually.h"
 #include "server/kube/testing/scripted_server.h"
 
 namespace wm::kube {
 namespace {
 
+using testing::Eventually;
 using testing::ScriptedServer;
 
 std::string PodJson(const std::string& name, const std::string& rv, const std::string& uid = "") {
@@ -79,15 +81,8 @@ void HoldOpen(ScriptedServer::Responder& out, absl::Duration for_at_most = absl:
   }
 }
 
-template <typename Predicate>
-bool Eventually(Predicate predicate, absl::Duration timeout = absl::Seconds(10)) {
-  absl::Time end = absl::Now() + timeout;
-  while (absl::Now() < end) {
-    if (predicate()) return true;
-    absl::SleepFor(absl::Milliseconds(10));
-  }
-  return predicate();
-}
+// How long a test waits for the cache to catch up before it fails.
+constexpr absl::Duration kWait = absl::Seconds(10);
 
 std::vector<std::string> Keys(const Store& store) {
   std::vector<std::string> keys;
@@ -127,7 +122,7 @@ TEST(ReflectorTest, ListsAllPagesThenWatchesFromTheListVersion) {
   });
   live.Start();
   ASSERT_TRUE(server.WaitForRequests(4, absl::Seconds(10)));
-  ASSERT_TRUE(Eventually([&] { return live.store().size() == 4; }));
+  ASSERT_TRUE(Eventually([&] { return live.store().size() == 4; }, kWait));
   live.WaitForIdle();
   std::vector<ScriptedServer::Request> requests = server.requests();
   EXPECT_EQ(requests[0].Query("limit"), "2");
@@ -166,7 +161,7 @@ TEST(ReflectorTest, ExpiredContinueTokenRestartsTheList) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions());
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   EXPECT_THAT(Keys(informer.store()), ::testing::ElementsAre("ns/a", "ns/b", "ns/c"));
   std::vector<ScriptedServer::Request> requests = server.requests();
   ASSERT_GE(requests.size(), 4u);
@@ -200,7 +195,7 @@ TEST(ReflectorTest, ExpiredWatchRelistsAndDeletesWhatIsGone) {
     if (c.type == EventType::kDeleted) deleted.push_back(c.old_object->key());
   });
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.Health().lists == 2; }));
+  ASSERT_TRUE(Eventually([&] { return informer.Health().lists == 2; }, kWait));
   informer.WaitForIdle();
   EXPECT_THAT(Keys(informer.store()), ::testing::ElementsAre("ns/b", "ns/c"));
   EXPECT_EQ(informer.Health().relists_410, 1);
@@ -227,7 +222,7 @@ TEST(ReflectorTest, InvalidJsonIsCountedAndAnsweredWithARelist) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions());
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.Health().lists == 2; }));
+  ASSERT_TRUE(Eventually([&] { return informer.Health().lists == 2; }, kWait));
   EXPECT_EQ(informer.Health().decode_errors, 1);
   EXPECT_EQ(informer.store().Get("ns/never"), nullptr);
   EXPECT_THAT(Keys(informer.store()), ::testing::ElementsAre("ns/a"));
@@ -253,11 +248,11 @@ TEST(ReflectorTest, ForbiddenIsReportedAndRetriedUntilAllowed) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions());
   informer.Start();
-  ASSERT_TRUE(
-      Eventually([&] { return informer.Health().state == ReflectorHealth::State::kForbidden; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return informer.Health().state == ReflectorHealth::State::kForbidden; }, kWait));
   EXPECT_THAT(informer.Health().message, ::testing::HasSubstr("cannot list resource"));
   EXPECT_FALSE(informer.HasSynced());
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   EXPECT_EQ(informer.Health().state, ReflectorHealth::State::kSynced);
   EXPECT_GE(calls.load(), 4);
 }
@@ -277,8 +272,8 @@ TEST(ReflectorTest, NotFoundTakesTheObjectsAway) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions());
   informer.Start();
-  ASSERT_TRUE(
-      Eventually([&] { return informer.Health().state == ReflectorHealth::State::kNotFound; }));
+  ASSERT_TRUE(Eventually(
+      [&] { return informer.Health().state == ReflectorHealth::State::kNotFound; }, kWait));
   EXPECT_EQ(informer.store().size(), 0u);
 }
 
@@ -304,7 +299,7 @@ TEST(ReflectorTest, WatchListSyncsOnTheInitialEventsEndBookmark) {
   EXPECT_FALSE(informer.HasSynced());
   EXPECT_EQ(informer.store().size(), 0u);
   release.set_value();
-  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 3; }));
+  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 3; }, kWait));
   EXPECT_TRUE(informer.HasSynced());
   EXPECT_EQ(server.requests().size(), 1u);  // no list was needed
 }
@@ -327,7 +322,7 @@ TEST(ReflectorTest, WatchListRefusedFallsBackToPaginatedLists) {
   ApiClient client(Connection(server));
   Informer informer(client, Pods(), FastOptions(/*watch_list=*/true));
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   EXPECT_EQ(informer.store().size(), 1u);
   std::vector<ScriptedServer::Request> requests = server.requests();
   EXPECT_EQ(requests[1].Query("limit"), "2");
@@ -403,7 +398,7 @@ TEST(ReflectorTest, SixteenMebibyteEventThroughTheSocket) {
   options.shape = ObjectShape::kCompactPod;
   Informer informer(client, Pods(), options);
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 1; }));
+  ASSERT_TRUE(Eventually([&] { return informer.store().size() == 1; }, kWait));
   auto document = informer.store().Get("ns/big")->Document();
   EXPECT_EQ((*document)["metadata"]["annotations"]["blob"].get<std::string>().size(),
             big_value.size());
@@ -429,7 +424,7 @@ TEST(ReflectorTest, RetryAfterIsHonoured) {
   Informer informer(client, Pods(), FastOptions());
   absl::Time start = absl::Now();
   informer.Start();
-  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }));
+  ASSERT_TRUE(Eventually([&] { return informer.HasSynced(); }, kWait));
   EXPECT_GE(absl::Now() - start, absl::Milliseconds(950));
 }
 

@@ -71,18 +71,15 @@ absl::Status DefinitionSet::Rebuild() {
   auto registry = std::make_shared<definitions::Registry>(engine_);
   absl::Status status = base_(*registry);
   if (!status.ok()) return status;
-  std::vector<std::pair<std::string, std::string>> documents;
-  for (const auto& [name, text] : kartas_)
-    documents.emplace_back(kClusterSourcePrefix + name, text);
   // Each object is its own document, so one unparseable object cannot take
   // the others with it.
   std::vector<definitions::Registry::Rejected> rejected;
-  for (const auto& document : documents) {
-    absl::Status added = registry->AddDocuments({document}, definitions::Origin::kCluster);
+  for (const auto& [name, text] : kartas_) {
+    std::string source = kClusterSourcePrefix + name;
+    absl::Status added = registry->AddDocuments({{source, text}}, definitions::Origin::kCluster);
     if (!added.ok()) {
-      rejected.push_back({document.first,
-                          document.first.substr(sizeof(kClusterSourcePrefix) - 1),
-                          {{Finding::Severity::kError, "", std::string(added.message())}}});
+      rejected.push_back(
+          {source, name, {{Finding::Severity::kError, "", std::string(added.message())}}});
     }
   }
   for (const auto& r : registry->rejected()) {

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "server/kube/testing/loopback.h"
 
 namespace wm::kube::testing {
 
@@ -50,19 +51,7 @@ bool ScriptedServer::Responder::Write(const std::string& bytes) {
 void ScriptedServer::Responder::Sleep(absl::Duration duration) { absl::SleepFor(duration); }
 
 ScriptedServer::ScriptedServer(Handler handler) : handler_(std::move(handler)) {
-  listen_fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
-  int one = 1;
-  ::setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::bind(listen_fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
-      ::listen(listen_fd_, 64) != 0) {
-    std::abort();
-  }
-  socklen_t length = sizeof(address);
-  ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&address), &length);
-  port_ = ntohs(address.sin_port);
+  listen_fd_ = ListenOnLoopback(&port_);
   accept_thread_ = std::thread([this] { Accept(); });
 }
 
