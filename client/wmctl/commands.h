@@ -8,8 +8,10 @@
 namespace wm::wmctl {
 
 // Runs wmctl with `argv` (without the program name) and returns its exit
-// code: 0 ok, 1 error or invalid, 2 usage or unreadable input, 3 not found,
-// 4 no definition covers the type (kli's codes).
+// code: 0 ok, 1 error, invalid or daemon unreachable, 2 usage, unreadable
+// input or a request the daemon rejects, 3 not found, 4 no definition covers
+// the type (kli's codes). The daemon commands (get, describe TYPE/NAME,
+// gang) read $WM_ADDRESS when --address is not given.
 int RunWmctl(const std::vector<std::string>& argv, std::istream& in, std::ostream& out,
              std::ostream& err);
 

@@ -111,8 +111,13 @@ int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 }  // namespace
 
-// Connection cache, DNS cache and TLS sessions shared by all handles, with
-// the locks libcurl asks for.
+// DNS cache and TLS sessions shared by all handles, with the locks libcurl
+// asks for. Connections are not shared: libcurl does not support sharing its
+// connection cache between concurrent threads, and with HTTP/2 a request
+// then waits to multiplex on a connection another thread's blocking watch
+// owns — after an apiserver restart every informer but one hung that way.
+// Each request opens its own connection; TLS session resumption keeps the
+// handshake cheap.
 struct ApiClient::Shared {
   CURLSH* share = nullptr;
   std::mutex locks[CURL_LOCK_DATA_LAST];
@@ -134,7 +139,6 @@ ApiClient::ApiClient(ClusterConnection connection)
   curl_share_setopt(shared_->share, CURLSHOPT_LOCKFUNC, &Shared::Lock);
   curl_share_setopt(shared_->share, CURLSHOPT_UNLOCKFUNC, &Shared::Unlock);
   curl_share_setopt(shared_->share, CURLSHOPT_USERDATA, shared_.get());
-  curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
   curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   curl_share_setopt(shared_->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
   shared_->url = SplitServer(connection_.server);
@@ -188,7 +192,6 @@ absl::StatusOr<HttpResponse> ApiClient::Perform(
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error);
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2TLS);
-    curl_easy_setopt(curl, CURLOPT_PIPEWAIT, 1L);
     curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
     curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 15L);

@@ -35,7 +35,7 @@ struct HttpResponse {
 
 // Talks to one apiserver over HTTPS (HTTP/2 when the server offers it) with
 // the connection's TLS settings and credentials. Thread-safe: each call uses
-// its own libcurl handle; idle connections and TLS sessions are shared.
+// its own libcurl handle and connection; DNS and TLS sessions are shared.
 //
 // A 401 answer invalidates the credential (a rotated token file is re-read,
 // an exec plugin re-run) and the request is retried once with the new one.

@@ -8,13 +8,6 @@
 
 namespace wm::kube {
 
-std::string Gvk::ToString() const {
-  return group.empty() ? absl::StrCat(version, "/", kind)
-                       : absl::StrCat(group, "/", version, "/", kind);
-}
-
-Gvk PodGvk() { return Gvk{"", "v1", "Pod"}; }
-
 namespace {
 
 const ApiResource& CrdResource() {
@@ -205,56 +198,21 @@ std::vector<KindStatus> ClusterCache::Status() const {
   return out;
 }
 
-std::optional<ClusterCache::Found> ClusterCache::FindByUid(const std::string& uid) const {
-  if (uid.empty()) return std::nullopt;
+std::optional<ApiResource> ClusterCache::ResourceFor(const Gvk& gvk) const {
+  std::unique_lock lock(mu_);
+  auto it = informers_.find(gvk);
+  if (it == informers_.end()) return std::nullopt;
+  return it->second.resource;
+}
+
+std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> ClusterCache::Stores() const {
+  std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> stores;
   std::unique_lock lock(mu_);
   for (const auto& [gvk, entry] : informers_) {
-    if (auto object = entry.informer->store().GetByUid(uid)) return Found{gvk, std::move(object)};
+    stores.emplace_back(gvk,
+                        std::shared_ptr<const Store>(entry.informer, &entry.informer->store()));
   }
-  return std::nullopt;
-}
-
-ClusterCache::Found ClusterCache::TopOwner(const Gvk& gvk,
-                                           std::shared_ptr<const CachedObject> object) const {
-  Found top{gvk, std::move(object)};
-  absl::flat_hash_set<std::string> seen = {top.object->uid()};
-  for (int depth = 0; depth < 8; ++depth) {
-    const std::string& owner = top.object->controller_uid();
-    if (owner.empty() || !seen.insert(owner).second) break;
-    std::optional<Found> found = FindByUid(owner);
-    if (!found) break;
-    top = *std::move(found);
-  }
-  return top;
-}
-
-std::vector<ClusterCache::Found> ClusterCache::Descendants(const std::string& uid,
-                                                           int max_depth) const {
-  std::vector<Found> out;
-  std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> stores;
-  {
-    std::unique_lock lock(mu_);
-    for (const auto& [gvk, entry] : informers_) {
-      stores.emplace_back(gvk,
-                          std::shared_ptr<const Store>(entry.informer, &entry.informer->store()));
-    }
-  }
-  absl::flat_hash_set<std::string> seen = {uid};
-  std::vector<std::string> level = {uid};
-  for (int depth = 0; depth < max_depth && !level.empty(); ++depth) {
-    std::vector<std::string> next;
-    for (const std::string& parent : level) {
-      for (const auto& [gvk, store] : stores) {
-        for (auto& child : store->ListOwnedBy(parent)) {
-          if (!seen.insert(child->uid()).second) continue;
-          next.push_back(child->uid());
-          out.push_back({gvk, std::move(child)});
-        }
-      }
-    }
-    level = std::move(next);
-  }
-  return out;
+  return stores;
 }
 
 void ClusterCache::WaitForIdle() const {

@@ -12,22 +12,11 @@
 #include <vector>
 
 #include "server/kube/api_client.h"
+#include "server/kube/cluster_view.h"
 #include "server/kube/discovery.h"
 #include "server/kube/informer.h"
 
 namespace wm::kube {
-
-struct Gvk {
-  std::string group, version, kind;
-  bool operator<(const Gvk& o) const {
-    return std::tie(group, version, kind) < std::tie(o.group, o.version, o.kind);
-  }
-  bool operator==(const Gvk& o) const = default;
-  std::string ToString() const;  // "jobset.x-k8s.io/v1alpha2/JobSet", "v1/Pod"
-};
-
-// The Pod kind, kept compact (ObjectShape::kCompactPod).
-Gvk PodGvk();
 
 // What one wanted kind looks like right now, for health and metrics.
 struct KindStatus {
@@ -45,7 +34,7 @@ struct KindStatus {
 // as the wanted kinds change (definitions reloaded). A kind that cannot be
 // read (403) or is not served is reported in Status() while the others
 // keep working.
-class ClusterCache {
+class ClusterCache : public ClusterView {
  public:
   struct Options {
     // Scopes workload kinds and pods (not CRDs, nor cluster-scoped kinds).
@@ -71,27 +60,16 @@ class ClusterCache {
   void SetKinds(std::vector<Gvk> kinds);
   void Stop();
 
-  // The store of a kind, or nullptr when it has no informer. The store
-  // stays valid while held, even if its informer is stopped meanwhile.
-  std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const;
+  // A kind's store, or nullptr when it has no informer. The store stays
+  // valid while held, even if its informer is stopped meanwhile.
+  std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const override;
   // True when the kind's informer has received a complete list.
-  bool HasSynced(const Gvk& gvk) const;
+  bool HasSynced(const Gvk& gvk) const override;
+  std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const override;
   std::vector<KindStatus> Status() const;
+  // The served resource of a watched kind (for writes), if any.
+  std::optional<ApiResource> ResourceFor(const Gvk& gvk) const;
 
-  // An object of any watched kind by UID, with its kind; null when unknown.
-  struct Found {
-    Gvk gvk;
-    std::shared_ptr<const CachedObject> object;
-  };
-  std::optional<Found> FindByUid(const std::string& uid) const;
-  // The top of `object`'s controller chain among the watched objects (the
-  // object itself when it has no known controller). Walks at most 8 steps
-  // and stops at cycles. Computed on demand from the UID indexes, so an
-  // owner that arrives after its children is taken into account at once.
-  Found TopOwner(const Gvk& gvk, std::shared_ptr<const CachedObject> object) const;
-  // Every watched object below `uid` through ownerReferences (controller or
-  // not), breadth first, each once: a workload's Jobs, their pods, ...
-  std::vector<Found> Descendants(const std::string& uid, int max_depth = 8) const;
   // Blocks until every informer has delivered its queued changes (tests).
   void WaitForIdle() const;
   // Re-runs discovery and reconciles now (tests; the cache does it itself).

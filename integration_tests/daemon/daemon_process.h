@@ -1,0 +1,49 @@
+#ifndef WM_INTEGRATION_TESTS_DAEMON_DAEMON_PROCESS_H_
+#define WM_INTEGRATION_TESTS_DAEMON_DAEMON_PROCESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "grpcpp/grpcpp.h"
+#include "workloadmap/v1/service.grpc.pb.h"
+
+namespace wm::testing {
+
+// A workloadmapd process (the real binary) for end-to-end tests: started
+// on a free port with the given flags, ready when it logs "ready".
+class DaemonProcess {
+ public:
+  explicit DaemonProcess(std::vector<std::string> flags);
+  ~DaemonProcess();
+
+  // Starts the binary and waits until it serves (health SERVING).
+  absl::Status Start(absl::Duration timeout = absl::Seconds(60));
+  // SIGTERM, then waits; returns the exit status (0 for a clean exit).
+  int Stop(absl::Duration timeout = absl::Seconds(30));
+
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+  int metrics_port() const { return metrics_port_; }
+  const std::string& log_path() const { return log_path_; }
+  std::string Log() const;
+  workloadmap::v1::WorkloadMap::Stub& stub() { return *stub_; }
+
+ private:
+  std::vector<std::string> flags_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+  pid_t pid_ = -1;
+  std::string log_path_;
+  std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
+};
+
+// A loopback port nobody listens on right now.
+int FreePort();
+
+}  // namespace wm::testing
+
+#endif  // WM_INTEGRATION_TESTS_DAEMON_DAEMON_PROCESS_H_

@@ -1,0 +1,550 @@
+// workloadmapd end to end: the real binary against the testbed's real
+// kube-apiserver, called through the generated gRPC client. The seed demo
+// (integration_tests/seed/create-demo.sh) plays the JobSet and Job
+// controllers and the kubelet, which the testbed does not run.
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "integration_tests/daemon/daemon_process.h"
+#include "integration_tests/kube/testbed_fixture.h"
+#include "server/common/yaml_json.h"
+#include "server/kube/testing/eventually.h"
+
+namespace wm::testing {
+namespace {
+
+namespace v1 = workloadmap::v1;
+using ::testing::HasSubstr;
+using ::wm::kube::testing::Eventually;
+
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+// Runs a seed script against the testbed; returns its stdout.
+std::string Seed(const std::string& script_and_args) {
+  Testbed& tb = Testbed::Get();
+  std::string command =
+      absl::StrCat("KUBECONFIG=", tb.kubeconfig(), " WM_TESTBED_BIN=", tb.env("WM_TESTBED_BIN"),
+                   " ", WM_SOURCE_DIR, "/integration_tests/seed/", script_and_args, " 2>&1");
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  int status = pclose(pipe);
+  EXPECT_EQ(status, 0) << command << "\n" << out;
+  return out;
+}
+
+// The daemon most tests share, watching the testbed with its admin
+// kubeconfig; stopped (and its exit checked) after the last test.
+DaemonProcess* shared_daemon = nullptr;
+
+DaemonProcess& Daemon() {
+  if (shared_daemon == nullptr) {
+    shared_daemon = new DaemonProcess({"--kubeconfig", Testbed::Get().kubeconfig()});
+    absl::Status started = shared_daemon->Start();
+    EXPECT_TRUE(started.ok()) << started;
+  }
+  return *shared_daemon;
+}
+
+class StopSharedDaemon : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    if (shared_daemon == nullptr) return;
+    EXPECT_EQ(shared_daemon->Stop(), 0) << shared_daemon->Log();
+    delete shared_daemon;
+  }
+};
+const ::testing::Environment* const kStopSharedDaemon =
+    ::testing::AddGlobalTestEnvironment(new StopSharedDaemon);
+
+std::unique_ptr<grpc::ClientContext> Context(absl::Duration timeout = absl::Seconds(10)) {
+  auto context = std::make_unique<grpc::ClientContext>();
+  context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoMilliseconds(timeout));
+  return context;
+}
+
+v1::ObjectRef JobSetRef(const std::string& ns, const std::string& name = "demo") {
+  v1::ObjectRef ref;
+  ref.set_namespace_(ns);
+  ref.set_kind("JobSet");
+  ref.set_name(name);
+  return ref;
+}
+
+grpc::Status Resolve(DaemonProcess& daemon, const v1::ObjectRef& ref,
+                     v1::ResolveWorkloadResponse* response, bool include_pods = false) {
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = ref;
+  request.set_include_pods(include_pods);
+  return daemon.stub().ResolveWorkload(Context().get(), request, response);
+}
+
+// Ready pods of the JobSet's instance ("leader", "worker").
+int Ready(const v1::ResolvedWorkload& w, const std::string& instance) {
+  for (const auto& root_instance : w.root().instances()) {
+    for (const auto& child : root_instance.children()) {
+      for (const auto& i : child.instances()) {
+        if (i.id() == instance) return i.replicas().ready();
+      }
+    }
+  }
+  return -1;
+}
+
+// The names of the pods in a namespace, sorted.
+std::vector<std::string> Pods(const std::string& ns) {
+  auto list = Testbed::Get().Call("GET", absl::StrCat("/api/v1/namespaces/", ns, "/pods"));
+  EXPECT_TRUE(list.ok()) << list.status();
+  std::vector<std::string> names;
+  for (const Json& pod : (*list)["items"]) names.push_back(pod["metadata"]["name"]);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string NewDemo(const std::string& prefix) {
+  std::string ns = Testbed::Get().NewNamespace(prefix);
+  Seed("create-demo.sh --namespace " + ns);
+  return ns;
+}
+
+TEST(DaemonTest, ResolvesTheSeedDemo) {
+  DaemonProcess& daemon = Daemon();
+  std::string ns = NewDemo("demo");
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response, true).ok() &&
+               Ready(response.workload(), "worker") == 2;
+      },
+      kWait))
+      << daemon.Log();
+  const v1::ResolvedWorkload& w = response.workload();
+  EXPECT_EQ(w.ref().uid().empty(), false);
+  EXPECT_EQ(w.definition().origin(), "catalog");
+  EXPECT_THAT(w.status().matched_statuses(), ::testing::ElementsAre("Running"));
+  EXPECT_EQ(w.resources().quantities().at("nvidia.com/gpu"), 12);
+  const auto& jobs = w.root().instances(0).children(0);
+  ASSERT_EQ(jobs.instances_size(), 2);
+  EXPECT_EQ(jobs.instances(0).id(), "leader");
+  EXPECT_EQ(jobs.instances(0).replicas().ready(), 1);
+  EXPECT_EQ(jobs.instances(0).resources().quantities().at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(jobs.instances(1).id(), "worker");
+  EXPECT_EQ(jobs.instances(1).replicas().desired(), 2);
+  EXPECT_EQ(jobs.instances(1).replicas().ready(), 2);
+  EXPECT_EQ(jobs.instances(1).pods_size(), 2);
+  EXPECT_EQ(jobs.instances(1).resources().quantities().at("nvidia.com/gpu"), 8);
+
+  // One top-level row: the Jobs and pods are under it.
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_(ns);
+  v1::ListWorkloadsResponse rows;
+  ASSERT_TRUE(daemon.stub().ListWorkloads(Context().get(), list, &rows).ok());
+  ASSERT_EQ(rows.workloads_size(), 1);
+  EXPECT_EQ(rows.workloads(0).ref().kind(), "JobSet");
+  EXPECT_EQ(rows.workloads(0).gpus(), 12);
+  ASSERT_EQ(rows.workloads(0).components_size(), 2);
+  EXPECT_EQ(rows.workloads(0).components(1).instance_id(), "worker");
+  EXPECT_EQ(rows.workloads(0).components(1).replicas().ready(), 2);
+
+  // Gang instructions for one worker pod.
+  std::string pod;
+  for (const std::string& name : Pods(ns)) {
+    if (name.find("worker") != std::string::npos) pod = name;
+  }
+  v1::GetGangInstructionsRequest gang;
+  gang.mutable_pod()->set_namespace_(ns);
+  gang.mutable_pod()->set_name(pod);
+  v1::GetGangInstructionsResponse instructions;
+  grpc::Status status = daemon.stub().GetGangInstructions(Context().get(), gang, &instructions);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(instructions.top_owner().name(), "demo");
+  EXPECT_EQ(instructions.assignment().pod(), pod);
+  ASSERT_EQ(instructions.gang().pod_groups_size(), 1);
+  EXPECT_EQ(instructions.assignment().pod_group(), instructions.gang().pod_groups(0).name());
+  EXPECT_THAT(instructions.gang().pod_groups(0).name(), HasSubstr(w.ref().uid()));
+
+  // A dry run changes nothing in the cluster; applying does.
+  v1::MutatePodSpecsRequest mutate;
+  *mutate.mutable_ref() = JobSetRef(ns);
+  mutate.add_changes()->set_scheduler_name("kai-scheduler");
+  v1::MutatePodSpecsResponse mutated;
+  status = daemon.stub().MutatePodSpecs(Context().get(), mutate, &mutated);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(mutated.applied());
+  EXPECT_EQ(mutated.result().patch().values_size(), 2);
+  const std::string path =
+      absl::StrCat("/apis/jobset.x-k8s.io/v1alpha2/namespaces/", ns, "/jobsets/demo");
+  auto before = Testbed::Get().Call("GET", path);
+  ASSERT_TRUE(before.ok());
+  EXPECT_FALSE(
+      (*before)["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"].contains(
+          "schedulerName"));
+  mutate.set_apply(true);
+  status = daemon.stub().MutatePodSpecs(Context().get(), mutate, &mutated);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(mutated.applied());
+  auto after = Testbed::Get().Call("GET", path);
+  ASSERT_TRUE(after.ok());
+  for (const Json& job : (*after)["spec"]["replicatedJobs"]) {
+    EXPECT_EQ(job["template"]["spec"]["template"]["spec"]["schedulerName"], "kai-scheduler");
+  }
+  EXPECT_EQ((*after)["metadata"]["resourceVersion"], mutated.resource_version());
+  // The daemon sees its own write.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               response.workload().resource_version() == mutated.resource_version();
+      },
+      kWait));
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
+TEST(DaemonTest, AnswersEachErrorWithItsCode) {
+  DaemonProcess& daemon = Daemon();
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(daemon, JobSetRef("default", "no-such-jobset"), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("no-such-jobset"));
+
+  v1::ObjectRef config_map = JobSetRef("default", "x");
+  config_map.set_kind("ConfigMap");
+  status = Resolve(daemon, config_map, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("no definition covers"));
+
+  v1::ObjectRef nameless = JobSetRef("default", "");
+  status = Resolve(daemon, nameless, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("ref: name is required"));
+
+  v1::ObjectRef elsewhere = JobSetRef("default", "demo");
+  elsewhere.set_cluster("no-such-cluster");
+  status = Resolve(daemon, elsewhere, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+
+  v1::ResolveWorkloadRequest inline_request;
+  inline_request.mutable_inline_()->set_object_json("[1, 2]");
+  status = daemon.stub().ResolveWorkload(Context().get(), inline_request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("inline.object_json"));
+
+  v1::WatchWorkloadsRequest watch;
+  watch.set_resume_revision(1);
+  auto context = Context();
+  auto stream = daemon.stub().WatchWorkloads(context.get(), watch);
+  v1::WorkloadEvent event;
+  EXPECT_FALSE(stream->Read(&event));
+  status = stream->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::OUT_OF_RANGE);
+
+  v1::ListWorkloadsRequest list;
+  list.add_statuses("Sleeping");
+  v1::ListWorkloadsResponse rows;
+  status = daemon.stub().ListWorkloads(Context().get(), list, &rows);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("Sleeping"));
+
+  // A call whose deadline passes before it is served.
+  grpc::ClientContext expired;
+  expired.set_deadline(std::chrono::system_clock::now() - std::chrono::seconds(1));
+  status = daemon.stub().ResolveWorkload(&expired, inline_request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
+}
+
+std::string HttpGet(int port, const std::string& path) {
+  std::string command = absl::StrCat("curl -s -w '\\n%{http_code}' http://127.0.0.1:", port, path);
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  pclose(pipe);
+  return out;
+}
+
+TEST(DaemonTest, ExportsMetricsAndReadiness) {
+  DaemonProcess& daemon = Daemon();
+  v1::ResolveWorkloadResponse response;
+  (void)Resolve(daemon, JobSetRef("default", "no-such-jobset"), &response);
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/readyz"), ::testing::EndsWith("200"));
+  std::string metrics = HttpGet(daemon.metrics_port(), "/metrics");
+  EXPECT_THAT(metrics, HasSubstr("workloadmap_ready 1\n"));
+  EXPECT_THAT(
+      metrics,
+      HasSubstr("workloadmap_rpc_requests_total{method=\"ResolveWorkload\",code=\"NOT_FOUND\"}"));
+  EXPECT_THAT(metrics,
+              HasSubstr("workloadmap_rpc_duration_seconds_bucket{method=\"ResolveWorkload\""));
+  EXPECT_THAT(metrics,
+              HasSubstr("workloadmap_cache_synced{cluster=\"testbed\",kind=\"v1/Pod\"} 1"));
+  EXPECT_THAT(metrics, HasSubstr("workloadmap_cache_objects{cluster=\"testbed\",kind=\"jobset.x-"
+                                 "k8s.io/v1alpha2/JobSet\"}"));
+  EXPECT_THAT(metrics, HasSubstr("workloadmap_definition_errors{cluster=\"testbed\"}"));
+}
+
+// Reads events until `done` accepts one; fails on the stream's end.
+bool ReadUntil(grpc::ClientReader<v1::WorkloadEvent>& stream, v1::WorkloadEvent* event,
+               const std::function<bool(const v1::WorkloadEvent&)>& done) {
+  while (stream.Read(event)) {
+    if (done(*event)) return true;
+  }
+  return false;
+}
+
+TEST(DaemonTest, WatchSeesReadinessAndDeletionAndResumes) {
+  DaemonProcess& daemon = Daemon();
+  std::string ns = NewDemo("watch");
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               Ready(response.workload(), "worker") == 2;
+      },
+      kWait));
+  v1::WatchWorkloadsRequest request;
+  request.set_namespace_(ns);
+  auto context = Context(absl::Seconds(60));
+  auto stream = daemon.stub().WatchWorkloads(context.get(), request);
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(stream->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED);
+  EXPECT_EQ(event.workload().ref().name(), "demo");
+  ASSERT_TRUE(stream->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::SYNCED);
+
+  std::string worker;
+  for (const std::string& name : Pods(ns)) {
+    if (name.find("worker-1") != std::string::npos) worker = name;
+  }
+  Seed(absl::StrCat("set-pod-ready.sh --namespace ", ns, " ", worker, " false"));
+  ASSERT_TRUE(ReadUntil(*stream, &event, [](const v1::WorkloadEvent& e) {
+    return e.type() == v1::WorkloadEvent::MODIFIED && Ready(e.workload(), "worker") == 1;
+  }));
+  const uint64_t seen = event.revision();
+  context->TryCancel();
+  stream->Finish();
+
+  // While nobody watches: ready again, then gone.
+  Seed(absl::StrCat("set-pod-ready.sh --namespace ", ns, " ", worker, " true"));
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               Ready(response.workload(), "worker") == 2;
+      },
+      kWait));
+  Seed("delete-demo.sh --namespace " + ns);
+
+  // Resuming replays exactly what happened after `seen`, then SYNCED.
+  request.set_resume_revision(seen);
+  auto resumed_context = Context(absl::Seconds(60));
+  auto resumed = daemon.stub().WatchWorkloads(resumed_context.get(), request);
+  std::vector<v1::WorkloadEvent> events;
+  ASSERT_TRUE(ReadUntil(*resumed, &event, [&](const v1::WorkloadEvent& e) {
+    events.push_back(e);
+    return e.type() == v1::WorkloadEvent::DELETED;
+  }));
+  ASSERT_GE(events.size(), 2u);
+  uint64_t previous = seen;
+  for (const auto& e : events) {
+    EXPECT_GT(e.revision(), previous);
+    previous = e.revision();
+  }
+  // The pod ready again (after the Job's and JobSet's status writes, which
+  // also change the view), the deletions, the JobSet gone.
+  EXPECT_TRUE(std::any_of(events.begin(), events.end(), [](const v1::WorkloadEvent& e) {
+    return e.type() == v1::WorkloadEvent::MODIFIED && Ready(e.workload(), "worker") == 2;
+  }));
+  EXPECT_EQ(events.back().workload().ref().name(), "demo");
+  resumed_context->TryCancel();
+  resumed->Finish();
+}
+
+TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
+  DaemonProcess& daemon = Daemon();
+  Testbed& tb = Testbed::Get();
+  std::string ns = NewDemo("karta");
+  std::ifstream file(std::string(WM_SOURCE_DIR) + "/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml");
+  std::stringstream text;
+  text << file.rdbuf();
+  auto docs = ParseYamlDocuments(text.str());
+  ASSERT_TRUE(docs.ok());
+  Json karta = (*docs)[0];
+  karta["metadata"] = {{"name", "e2e-jobset-override"}};
+  const std::string kartas = "/apis/run.ai/v1alpha1/kartas";
+  ASSERT_TRUE(tb.Call("POST", kartas, karta).ok());
+  Json broken = karta;
+  broken["metadata"]["name"] = "e2e-broken";
+  broken["spec"]["structureDefinition"]["rootComponent"].erase("kind");
+  ASSERT_TRUE(tb.Call("POST", kartas, broken).ok());
+
+  v1::ResolveWorkloadResponse response;
+  absl::Time start = absl::Now();
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               response.workload().definition().origin() == "cluster";
+      },
+      kWait))
+      << response.DebugString();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_EQ(response.workload().definition().name(), "e2e-jobset-override");
+  EXPECT_EQ(Ready(response.workload(), "worker"), 2);
+
+  v1::ListDefinitionsResponse definitions;
+  ASSERT_TRUE(daemon.stub()
+                  .ListDefinitions(Context().get(), v1::ListDefinitionsRequest(), &definitions)
+                  .ok());
+  bool reported = false;
+  for (const auto& r : definitions.rejected()) {
+    if (r.name() == "e2e-broken") {
+      reported = true;
+      ASSERT_FALSE(r.findings().empty());
+      EXPECT_THAT(r.findings(0).path(), HasSubstr("rootComponent"));
+    }
+  }
+  EXPECT_TRUE(reported);
+
+  ASSERT_TRUE(tb.Call("DELETE", kartas + "/e2e-jobset-override").ok());
+  ASSERT_TRUE(tb.Call("DELETE", kartas + "/e2e-broken").ok());
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               response.workload().definition().origin() == "catalog";
+      },
+      kWait));
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
+TEST(DaemonTest, ServesSeveralClustersByContext) {
+  Testbed& tb = Testbed::Get();
+  std::string ns = NewDemo("multi");
+  // Two contexts for the one testbed: the daemon treats them as two clusters.
+  std::ifstream in(tb.kubeconfig());
+  std::stringstream text;
+  text << in.rdbuf();
+  Json config = ParseYamlDocuments(text.str()).value()[0];
+  Json context = config["contexts"][0];
+  config["contexts"] = Json::array();
+  for (const char* name : {"east", "west"}) {
+    context["name"] = name;
+    config["contexts"].push_back(context);
+  }
+  std::string path = ::testing::TempDir() + "/two-contexts.kubeconfig";
+  std::ofstream(path) << config.dump();
+  DaemonProcess daemon({"--kubeconfig", path, "--context", "east", "--context", "west"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+
+  v1::ListWorkloadsRequest list;
+  list.set_namespace_(ns);
+  v1::ListWorkloadsResponse rows;
+  ASSERT_TRUE(daemon.stub().ListWorkloads(Context().get(), list, &rows).ok());
+  ASSERT_EQ(rows.workloads_size(), 2);
+  std::set<std::string> clusters;
+  for (const auto& row : rows.workloads()) clusters.insert(row.ref().cluster());
+  EXPECT_EQ(clusters, (std::set<std::string>{"east", "west"}));
+
+  v1::ObjectRef ref = JobSetRef(ns);
+  ref.set_cluster("west");
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Resolve(daemon, ref, &response).ok());
+  EXPECT_EQ(response.workload().ref().cluster(), "west");
+  list.set_cluster("east");
+  ASSERT_TRUE(daemon.stub().ListWorkloads(Context().get(), list, &rows).ok());
+  EXPECT_EQ(rows.workloads_size(), 1);
+  EXPECT_EQ(daemon.Stop(), 0);
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
+TEST(DaemonTest, RestartsCleanlyAndOldRevisionsAreRefused) {
+  std::string ns = NewDemo("restart");
+  DaemonProcess daemon({"--kubeconfig", Testbed::Get().kubeconfig()});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  v1::WatchWorkloadsRequest request;
+  request.set_namespace_(ns);
+  auto context = Context();
+  auto stream = daemon.stub().WatchWorkloads(context.get(), request);
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(ReadUntil(*stream, &event, [](const v1::WorkloadEvent& e) {
+    return e.type() == v1::WorkloadEvent::SYNCED;
+  }));
+  const uint64_t revision = event.revision();
+  // SIGTERM ends the open stream and the process exits 0.
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+  EXPECT_THAT(daemon.Log(), HasSubstr("shutting down"));
+  EXPECT_FALSE(stream->Read(&event));
+  stream->Finish();
+
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Resolve(daemon, JobSetRef(ns), &response).ok());
+  EXPECT_EQ(Ready(response.workload(), "worker"), 2);
+  // A revision of the earlier process is not replayed: watch afresh.
+  request.set_resume_revision(revision);
+  auto resume_context = Context();
+  auto resumed = daemon.stub().WatchWorkloads(resume_context.get(), request);
+  EXPECT_FALSE(resumed->Read(&event));
+  EXPECT_EQ(resumed->Finish().error_code(), grpc::StatusCode::OUT_OF_RANGE);
+  EXPECT_EQ(daemon.Stop(), 0);
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
+// Last: it restarts the apiserver under everything else.
+TEST(DaemonTest, KeepsServingWhileTheApiserverRestarts) {
+  DaemonProcess& daemon = Daemon();
+  Testbed& tb = Testbed::Get();
+  std::string ns = NewDemo("outage");
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               Ready(response.workload(), "worker") == 2;
+      },
+      kWait));
+  std::atomic<bool> stop = false;
+  std::atomic<int> ok = 0, failed = 0;
+  std::string last_error;
+  std::thread caller([&] {
+    while (!stop) {
+      v1::ResolveWorkloadResponse r;
+      grpc::Status s = Resolve(daemon, JobSetRef(ns), &r);
+      if (s.ok()) {
+        ++ok;
+      } else {
+        ++failed;
+        last_error = s.error_message();
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+  });
+  tb.Script("kill-apiserver");
+  int before = ok;
+  absl::SleepFor(absl::Seconds(3));
+  EXPECT_GT(ok.load(), before + 50) << "calls stalled while the apiserver was down";
+  tb.Script("start-apiserver");
+  std::string worker;
+  for (const std::string& name : Pods(ns)) {
+    if (name.find("worker-0") != std::string::npos) worker = name;
+  }
+  Seed(absl::StrCat("set-pod-ready.sh --namespace ", ns, " ", worker, " false"));
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return Resolve(daemon, JobSetRef(ns), &response).ok() &&
+               Ready(response.workload(), "worker") == 1;
+      },
+      absl::Seconds(60)))
+      << "the daemon did not follow changes after the apiserver came back";
+  stop = true;
+  caller.join();
+  EXPECT_EQ(failed.load(), 0) << last_error;
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
+}  // namespace
+}  // namespace wm::testing

@@ -1,0 +1,121 @@
+#include "server/daemon/clusters.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/common/json_path.h"
+
+namespace wm::daemon {
+
+LiveCluster::LiveCluster(std::string name, kube::ClusterConnection connection,
+                         expressions::Engine& engine, sources::DefinitionSet::BaseLoader base,
+                         Options options)
+    : name_(std::move(name)),
+      options_(std::move(options)),
+      client_(std::move(connection)),
+      definitions_(engine, std::move(base)),
+      cache_(client_, options_.cache) {}
+
+LiveCluster::~LiveCluster() { Stop(); }
+
+absl::Status LiveCluster::Start(rpc::WorkloadIndex& index) {
+  if (absl::Status s = definitions_.Init(); !s.ok()) return s;
+  definitions_.SetListener([this, &index](std::shared_ptr<const definitions::Registry>,
+                                          const std::vector<kube::Gvk>& kinds) {
+    cache_.SetKinds(kinds);
+    index.OnDefinitionsChanged(name_);
+  });
+  cache_.AddHandler([this, &index](const kube::Gvk& gvk, const kube::Change& change) {
+    if (gvk == sources::KartaGvk()) {
+      if (options_.cluster_definitions) definitions_.OnKartaChange(change);
+      return;
+    }
+    index.OnChange(name_, gvk, change);
+  });
+  std::vector<kube::Gvk> kinds = sources::KindsToWatch(*definitions_.Current());
+  if (!options_.cluster_definitions) {
+    std::erase(kinds, sources::KartaGvk());
+  }
+  return cache_.Start(std::move(kinds));
+}
+
+void LiveCluster::Stop() { cache_.Stop(); }
+
+std::shared_ptr<const definitions::Registry> LiveCluster::definitions() const {
+  return definitions_.Current();
+}
+
+std::vector<definitions::Registry::Rejected> LiveCluster::rejected_definitions() const {
+  return definitions_.rejected();
+}
+
+namespace {
+
+bool Settled(const kube::KindStatus& s) {
+  using State = kube::ReflectorHealth::State;
+  return !s.served || s.health.has_synced || s.health.state == State::kForbidden ||
+         s.health.state == State::kNotFound;
+}
+
+}  // namespace
+
+bool LiveCluster::InitialSyncDone() const {
+  for (const kube::KindStatus& s : cache_.Status()) {
+    if (!Settled(s)) return false;
+  }
+  return true;
+}
+
+std::string LiveCluster::KindProblem(const kube::Gvk& gvk) const {
+  for (const kube::KindStatus& s : cache_.Status()) {
+    if (!(s.gvk == gvk)) continue;
+    if (!s.served) return absl::StrCat("not served by the cluster: ", s.message);
+    if (s.health.state == kube::ReflectorHealth::State::kForbidden) {
+      return absl::StrCat("forbidden: ", s.health.message);
+    }
+    if (!s.health.has_synced) return "not yet synced";
+    return "";
+  }
+  return "not watched (no definition needs it)";
+}
+
+std::string LiveCluster::Resource(const kube::Gvk& gvk) const {
+  auto resource = cache_.ResourceFor(gvk);
+  return resource ? resource->plural : "";
+}
+
+absl::StatusOr<std::string> LiveCluster::Patch(const kube::Gvk& gvk, const std::string& namespace_,
+                                               const std::string& name, const Json& patch) {
+  auto resource = cache_.ResourceFor(gvk);
+  if (!resource) {
+    return absl::FailedPreconditionError(gvk.ToString() + " is not served by cluster " + name_);
+  }
+  kube::HttpRequest request;
+  request.method = "PATCH";
+  request.path = absl::StrCat(resource->CollectionPath(namespace_), "/", name);
+  request.content_type = "application/json-patch+json";
+  request.body = patch.dump();
+  auto response = client_.Do(request);
+  if (!response.ok()) return absl::UnavailableError(response.status().message());
+  std::string message = kube::StatusMessage(response->body);
+  switch (response->status) {
+    case 200:
+      break;
+    case 403:
+      return absl::PermissionDeniedError(
+          absl::StrCat("the apiserver refused the patch: ", message));
+    case 404:
+      return absl::NotFoundError(message);
+    case 409:
+    case 422:
+      return absl::AbortedError(absl::StrCat(
+          "the object changed since it was read or the patch is invalid; retry: ", message));
+    default:
+      return absl::UnavailableError(
+          absl::StrCat("patch failed with HTTP ", response->status, ": ", message));
+  }
+  Json object = Json::parse(response->body, nullptr, false);
+  if (object.is_discarded()) return absl::InternalError("the apiserver answered with invalid JSON");
+  return FindString(object, {"metadata", "resourceVersion"});
+}
+
+}  // namespace wm::daemon

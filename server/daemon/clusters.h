@@ -1,0 +1,58 @@
+#ifndef WM_SERVER_DAEMON_CLUSTERS_H_
+#define WM_SERVER_DAEMON_CLUSTERS_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/kube/api_client.h"
+#include "server/kube/cluster_cache.h"
+#include "server/rpc/cluster.h"
+#include "server/rpc/workload_index.h"
+#include "server/sources/definition_set.h"
+
+namespace wm::daemon {
+
+// A cluster reached through the apiserver: a watch cache of the kinds the
+// definitions need, the definitions in force (the base overlaid with the
+// cluster's Karta objects, unless those are ignored), and an API client for
+// applied mutations. Feeds every change to the index.
+class LiveCluster final : public rpc::Cluster {
+ public:
+  struct Options {
+    kube::ClusterCache::Options cache;
+    bool cluster_definitions = true;
+  };
+  LiveCluster(std::string name, kube::ClusterConnection connection, expressions::Engine& engine,
+              sources::DefinitionSet::BaseLoader base, Options options);
+  ~LiveCluster() override;
+
+  // Loads the definitions, wires the cache to `index` and starts watching.
+  // Fails when the base definitions do not load or discovery fails.
+  absl::Status Start(rpc::WorkloadIndex& index);
+  void Stop();
+
+  const std::string& name() const override { return name_; }
+  const kube::ClusterView& view() const override { return cache_; }
+  std::shared_ptr<const definitions::Registry> definitions() const override;
+  std::vector<definitions::Registry::Rejected> rejected_definitions() const override;
+  bool InitialSyncDone() const override;
+  std::string KindProblem(const kube::Gvk& gvk) const override;
+  std::string Resource(const kube::Gvk& gvk) const override;
+  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+                                    const std::string& name, const Json& patch) override;
+
+  std::vector<kube::KindStatus> Status() const { return cache_.Status(); }
+  const kube::ClusterCache& cache() const { return cache_; }
+
+ private:
+  const std::string name_;
+  const Options options_;
+  kube::ApiClient client_;
+  sources::DefinitionSet definitions_;
+  kube::ClusterCache cache_;
+};
+
+}  // namespace wm::daemon
+
+#endif  // WM_SERVER_DAEMON_CLUSTERS_H_

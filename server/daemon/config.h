@@ -1,0 +1,124 @@
+#ifndef WM_SERVER_DAEMON_CONFIG_H_
+#define WM_SERVER_DAEMON_CONFIG_H_
+
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+
+namespace wm::daemon {
+
+// Serving TLS. Empty cert_file means plaintext; ParseConfig guarantees that
+// cert_file and key_file are set together, that client_ca_file implies
+// cert_file, and that require_client_cert implies client_ca_file (a client
+// certificate that cannot be verified proves nothing).
+struct TlsConfig {
+  std::string cert_file, key_file, client_ca_file;
+  bool require_client_cert = false;
+};
+
+// Everything workloadmapd is told at startup. Each field is settable by a
+// command-line flag, an environment variable and a config file key (see
+// Usage()); the defaults here are the daemon's defaults. A Config returned by
+// ParseConfig has been validated, so the daemon can use it without checks.
+struct Config {
+  // --listen, repeatable; WM_LISTEN comma-separated. HOST:PORT (host a name,
+  // IPv4 or bracketed IPv6; port 0 picks a free port), unix:PATH or
+  // unix:///ABS/PATH, exactly as written (both are gRPC target syntax).
+  // Never empty.
+  std::vector<std::string> listen = {"127.0.0.1:50051"};
+  // --metrics-address, WM_METRICS_ADDRESS. HOST:PORT; "off" is stored as ""
+  // so "" is the only spelling of "disabled" the daemon needs to check.
+  std::string metrics_address = "127.0.0.1:9090";
+  // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
+  // reads KUBECONFIG itself (so this parser does not).
+  std::string kubeconfig;
+  // --context, repeatable; WM_CONTEXTS comma-separated. One watched cluster
+  // per context; empty means the kubeconfig's current context.
+  std::vector<std::string> contexts;
+  // --in-cluster, WM_IN_CLUSTER: the pod's service account instead of a
+  // kubeconfig. Excludes kubeconfig and contexts.
+  bool in_cluster = false;
+  // --definitions (file or directory), repeatable; WM_DEFINITIONS comma-sep.
+  std::vector<std::string> definitions;
+  // --no-builtin-catalog, WM_NO_BUILTIN_CATALOG.
+  bool builtin_catalog = true;
+  // --no-cluster-definitions, WM_NO_CLUSTER_DEFINITIONS: ignore the
+  // definitions stored in the cluster (Karta objects).
+  bool cluster_definitions = true;
+  // --snapshot, WM_SNAPSHOT: serve manifests from this directory instead of
+  // a cluster. Excludes kubeconfig, contexts and in_cluster.
+  std::string snapshot;
+  // --namespace, WM_NAMESPACE: scope the watches to one namespace (a valid
+  // namespace name); empty means all namespaces.
+  std::string namespace_;
+  // --selector, WM_SELECTOR: a label selector, passed to the apiserver as is.
+  std::string label_selector;
+  // --tls-cert, --tls-key, --tls-client-ca, --tls-require-client-cert;
+  // WM_TLS_*; file key `tls: {cert, key, client-ca, require-client-cert}`.
+  TlsConfig tls;
+  // --keepalive-min-ping-interval (> 0): clients pinging more often are
+  // disconnected.
+  absl::Duration keepalive_min_ping_interval = absl::Seconds(10);
+  // --shutdown-grace (>= 0): how long in-flight calls may finish on SIGTERM.
+  absl::Duration shutdown_grace = absl::Seconds(10);
+  // --max-message-bytes, --max-page-size, --watch-queue-size (per
+  // WatchWorkloads stream): all > 0.
+  int max_message_bytes = 16 << 20;
+  int max_page_size = 500;
+  int watch_queue_size = 1000;
+  // --default-deadline (> 0): applied to calls that arrive without one.
+  absl::Duration default_deadline = absl::Seconds(30);
+  // --log-format text|json, --log-level debug|info|warn|error.
+  std::string log_format = "text";
+  std::string log_level = "info";
+  // --config, WM_CONFIG: the YAML file that was read, or empty.
+  std::string config_file;
+};
+
+struct ParseResult {
+  Config config;
+  // --help or -h was given (wherever, even next to bad flags): main should
+  // print Usage() and exit 0. `config` is then the defaults; nothing was read.
+  bool help = false;
+};
+
+// Builds the Config from argv (argv[0] is the program name and is skipped),
+// the environment (through `getenv`, so tests need not touch the process
+// environment) and the YAML file named by --config, else WM_CONFIG.
+//
+// Precedence, per field: flag > environment variable > config file > default.
+// A repeatable flag given at least once replaces the lower sources' list, as
+// an environment list replaces the file's: lists are never merged, so an
+// operator can always see where a value came from. Empty environment
+// variables count as unset (manifests often carry `value: ""`); use
+// WM_METRICS_ADDRESS=off to disable metrics from the environment.
+//
+// Flags: `--flag VALUE` or `--flag=VALUE` (a next token starting with '-' is
+// not taken as a value: use the = form); boolean flags are set by `--flag`
+// or `--flag=true|false`. There are no positional arguments.
+//
+// The config file is one YAML mapping keyed by flag name without the dashes
+// (`listen: [..]`, `metrics-address: off`, `shutdown-grace: 30s`), except
+// that the tls-* flags nest under `tls:`. A repeatable key takes a list or a
+// single value; a key with a null value counts as absent. Relative paths in
+// the file (kubeconfig, definitions, snapshot, tls files) are relative to
+// the file's directory, so the file means the same from any working
+// directory.
+//
+// Errors are InvalidArgument (NotFound for an unreadable config file) and
+// name the flag, environment variable or file key and the rejected value.
+absl::StatusOr<ParseResult> ParseConfig(const std::vector<std::string>& argv,
+                                        std::function<const char*(const char*)> getenv = ::getenv);
+
+// The --help text: every flag with its environment variable, default and
+// meaning, grouped (General, Serving, Cluster, Definitions, TLS, Limits,
+// Logging), plus the precedence and config file rules.
+std::string Usage();
+
+}  // namespace wm::daemon
+
+#endif  // WM_SERVER_DAEMON_CONFIG_H_

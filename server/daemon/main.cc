@@ -1,0 +1,465 @@
+// workloadmapd: the resolution service. Wires definitions (catalog, files,
+// Karta objects), the watch caches of one or more clusters (or a snapshot
+// directory), the workload index and the gRPC API; see
+// docs/ARCHITECTURE.md for the threads and who owns what.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "catalog/catalog.h"
+#include "grpc/health/v1/health.pb.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server.h"
+#include "grpcpp/server_builder.h"
+#include "server/daemon/clusters.h"
+#include "server/daemon/config.h"
+#include "server/daemon/log.h"
+#include "server/expressions/jq_engine.h"
+#include "server/kube/auth/kubeconfig.h"
+#include "server/observability/http_server.h"
+#include "server/observability/metrics.h"
+#include "server/rpc/service.h"
+#include "server/rpc/snapshot_cluster.h"
+
+namespace wm::daemon {
+namespace {
+
+constexpr char kServiceName[] = "workloadmap.v1.WorkloadMap";
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The kubeconfig contexts to serve, each with its connection.
+absl::StatusOr<std::vector<std::pair<std::string, kube::ClusterConnection>>> Connections(
+    const Config& config) {
+  std::vector<std::pair<std::string, kube::ClusterConnection>> out;
+  if (config.in_cluster) {
+    auto connection = kube::InClusterConnection();
+    if (!connection.ok()) return connection.status();
+    out.emplace_back("in-cluster", *std::move(connection));
+    return out;
+  }
+  kube::KubeconfigOptions options;
+  if (!config.kubeconfig.empty()) options.paths = {config.kubeconfig};
+  std::vector<std::string> contexts = config.contexts;
+  if (contexts.empty()) {
+    auto current = kube::KubeconfigCurrentContext(options);
+    if (!current.ok()) return current.status();
+    if (current->empty()) {
+      return absl::FailedPreconditionError(
+          "the kubeconfig has no current-context: pass --context, --in-cluster or --snapshot");
+    }
+    contexts.push_back(*current);
+  }
+  for (const std::string& context : contexts) {
+    options.context = context;
+    auto connection = kube::LoadKubeconfig(options);
+    if (!connection.ok()) {
+      return absl::Status(connection.status().code(),
+                          absl::StrCat("context ", context, ": ", connection.status().message()));
+    }
+    out.emplace_back(context, *std::move(connection));
+  }
+  return out;
+}
+
+std::shared_ptr<grpc::ServerCredentials> Credentials(const Config& config) {
+  if (config.tls.cert_file.empty()) return grpc::InsecureServerCredentials();
+  grpc::SslServerCredentialsOptions options(
+      config.tls.require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
+      : config.tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                                          : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
+  options.pem_key_cert_pairs.push_back(
+      {ReadFile(config.tls.key_file).value_or(""), ReadFile(config.tls.cert_file).value_or("")});
+  if (!config.tls.client_ca_file.empty()) {
+    options.pem_root_certs = ReadFile(config.tls.client_ca_file).value_or("");
+  }
+  return grpc::SslServerCredentials(options);
+}
+
+class Daemon {
+ public:
+  explicit Daemon(Config config) : config_(std::move(config)) {}
+
+  int Run() {
+    auto engine = expressions::NewJqEngine();
+    if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
+    engine_ = *std::move(engine);
+    index_ = std::make_unique<rpc::WorkloadIndex>(*engine_, rpc::WorkloadIndex::Options{});
+    if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
+    index_->Start();
+    for (auto& cluster : live_) {
+      if (absl::Status s = cluster->Start(*index_); !s.ok()) {
+        return Fatal(absl::StrCat("cluster ", cluster->name(), " did not start"), s);
+      }
+      Log(LogLevel::kInfo, "watching cluster", {{"cluster", cluster->name()}});
+    }
+    if (snapshot_) snapshot_->Feed(*index_);
+    if (absl::Status s = StartMetrics(); !s.ok()) return Fatal("metrics did not start", s);
+    if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
+    std::thread readiness([this] { AwaitReadiness(); });
+    std::thread signals([this] { AwaitSignal(); });
+    server_->Wait();
+    stopping_ = true;
+    readiness.join();
+    signals.join();
+    for (auto& cluster : live_) cluster->Stop();
+    index_->Stop();
+    if (http_) http_->Stop();
+    Log(LogLevel::kInfo, "stopped");
+    return 0;
+  }
+
+ private:
+  int Fatal(absl::string_view what, const absl::Status& status) {
+    Log(LogLevel::kError, what, {{"error", std::string(status.message())}});
+    return 1;
+  }
+
+  absl::Status LoadBase(definitions::Registry& registry) const {
+    if (config_.builtin_catalog) {
+      if (absl::Status s = registry.AddDocuments(BuiltinCatalog(), definitions::Origin::kCatalog);
+          !s.ok()) {
+        return s;
+      }
+    }
+    for (const std::string& path : config_.definitions) {
+      if (absl::Status s = registry.AddPath(path); !s.ok()) return s;
+    }
+    for (const auto& r : registry.rejected()) {
+      std::vector<std::string> errors;
+      for (const auto& f : r.findings) {
+        if (f.is_error()) errors.push_back(f.ToString());
+      }
+      Log(LogLevel::kWarn, "definition rejected",
+          {{"definition", r.name}, {"source", r.source}, {"errors", absl::StrJoin(errors, "; ")}});
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status StartClusters() {
+    if (!config_.snapshot.empty()) {
+      auto registry = std::make_shared<definitions::Registry>(*engine_);
+      if (absl::Status s = LoadBase(*registry); !s.ok()) return s;
+      auto snapshot = rpc::SnapshotCluster::Load(config_.snapshot, std::move(registry));
+      if (!snapshot.ok()) return snapshot.status();
+      snapshot_ = *std::move(snapshot);
+      index_->AddCluster(snapshot_.get());
+      Log(LogLevel::kInfo, "serving a snapshot",
+          {{"directory", config_.snapshot}, {"objects", std::to_string(snapshot_->size())}});
+      return absl::OkStatus();
+    }
+    auto connections = Connections(config_);
+    if (!connections.ok()) return connections.status();
+    for (auto& [name, connection] : *connections) {
+      LiveCluster::Options options;
+      options.cache.namespace_ = config_.namespace_;
+      options.cache.label_selector = config_.label_selector;
+      options.cluster_definitions = config_.cluster_definitions;
+      live_.push_back(std::make_unique<LiveCluster>(
+          name, std::move(connection), *engine_,
+          [this](definitions::Registry& registry) { return LoadBase(registry); }, options));
+      index_->AddCluster(live_.back().get());
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status StartServer() {
+    grpc::EnableDefaultHealthCheckService(true);
+    grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+    // gRPC serves grpc.health.v1 without registering its descriptor; this
+    // reference links ours in, so reflection (grpcurl) can describe it.
+    (void)grpc::health::v1::HealthCheckRequest::descriptor();
+    rpc::WorkloadMapService::Options options;
+    options.max_page_size = config_.max_page_size;
+    options.watch_queue_size = config_.watch_queue_size;
+    options.default_deadline = config_.default_deadline;
+    service_ = std::make_unique<rpc::WorkloadMapService>(
+        *index_, *engine_, options,
+        [this](const char* method, grpc::StatusCode code, absl::Duration latency) {
+          requests_->WithLabels({method, CodeName(code)}).Increment();
+          latency_->WithLabels({method}).Observe(absl::ToDoubleSeconds(latency));
+        });
+    grpc::ServerBuilder builder;
+    std::vector<int> ports(config_.listen.size());
+    auto tls = Credentials(config_);
+    for (size_t i = 0; i < config_.listen.size(); ++i) {
+      const std::string& address = config_.listen[i];
+      // A Unix socket is local: file permissions guard it, not TLS.
+      bool unix_socket = address.rfind("unix:", 0) == 0;
+      if (unix_socket) {
+        std::string path = address.substr(5);
+        if (path.rfind("//", 0) == 0) path = path.substr(2);
+        ::unlink(path.c_str());  // a stale socket of an earlier run
+      }
+      builder.AddListeningPort(address, unix_socket ? grpc::InsecureServerCredentials() : tls,
+                               &ports[i]);
+    }
+    builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
+    builder.SetMaxSendMessageSize(config_.max_message_bytes);
+    // Accept clients' keepalive pings (Go and Python clients often ping
+    // every 10-30 s, even between calls) instead of answering them with
+    // GOAWAY too_many_pings; ping idle clients to find dead watch streams.
+    builder.AddChannelArgument(
+        GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+        static_cast<int>(absl::ToInt64Milliseconds(config_.keepalive_min_ping_interval)));
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 120000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    if (!server_) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot listen on ", absl::StrJoin(config_.listen, ", ")));
+    }
+    for (size_t i = 0; i < config_.listen.size(); ++i) {
+      if (config_.listen[i].rfind("unix:", 0) != 0 && ports[i] == 0) {
+        return absl::UnavailableError("cannot listen on " + config_.listen[i]);
+      }
+      Log(LogLevel::kInfo, "listening",
+          {{"address", config_.listen[i]},
+           {"port", std::to_string(ports[i])},
+           {"tls", config_.tls.cert_file.empty() ? "off" : "on"}});
+    }
+    SetServing(false);
+    return absl::OkStatus();
+  }
+
+  void SetServing(bool serving) {
+    auto* health = server_->GetHealthCheckService();
+    health->SetServingStatus(serving);
+    health->SetServingStatus(kServiceName, serving);
+    ready_ = serving;
+  }
+
+  static std::string CodeName(grpc::StatusCode code) {
+    static const char* kNames[] = {"OK",
+                                   "CANCELLED",
+                                   "UNKNOWN",
+                                   "INVALID_ARGUMENT",
+                                   "DEADLINE_EXCEEDED",
+                                   "NOT_FOUND",
+                                   "ALREADY_EXISTS",
+                                   "PERMISSION_DENIED",
+                                   "RESOURCE_EXHAUSTED",
+                                   "FAILED_PRECONDITION",
+                                   "ABORTED",
+                                   "OUT_OF_RANGE",
+                                   "UNIMPLEMENTED",
+                                   "INTERNAL",
+                                   "UNAVAILABLE",
+                                   "DATA_LOSS",
+                                   "UNAUTHENTICATED"};
+    int i = static_cast<int>(code);
+    return i >= 0 && i < 17 ? kNames[i] : std::to_string(i);
+  }
+
+  absl::Status StartMetrics() {
+    requests_ =
+        metrics_.AddCounter("workloadmap_rpc_requests_total",
+                            "Finished unary RPCs by method and status code.", {"method", "code"});
+    latency_ = metrics_.AddHistogram("workloadmap_rpc_duration_seconds",
+                                     "Unary RPC latency by method, in seconds.", {"method"},
+                                     observability::LatencyBuckets());
+    auto per_kind = [this](auto value) {
+      return [this, value]() {
+        std::vector<observability::Sample> samples;
+        for (const auto& cluster : live_) {
+          for (const kube::KindStatus& s : cluster->Status()) {
+            samples.push_back({{cluster->name(), s.gvk.ToString()}, value(s)});
+          }
+        }
+        return samples;
+      };
+    };
+    metrics_.AddGaugeCallback(
+        "workloadmap_cache_objects", "Objects in the watch cache by cluster and kind.",
+        {"cluster", "kind"},
+        per_kind([](const kube::KindStatus& s) { return static_cast<double>(s.objects); }));
+    metrics_.AddGaugeCallback(
+        "workloadmap_cache_synced", "1 when the kind's initial list is in the cache.",
+        {"cluster", "kind"},
+        per_kind([](const kube::KindStatus& s) { return s.health.has_synced ? 1.0 : 0.0; }));
+    metrics_.AddCounterCallback(
+        "workloadmap_cache_lists_total", "Complete lists and relists by cluster and kind.",
+        {"cluster", "kind"},
+        per_kind([](const kube::KindStatus& s) { return static_cast<double>(s.health.lists); }));
+    metrics_.AddCounterCallback("workloadmap_cache_relists_expired_total",
+                                "Relists because the resourceVersion expired (410 Gone).",
+                                {"cluster", "kind"}, per_kind([](const kube::KindStatus& s) {
+                                  return static_cast<double>(s.health.relists_410);
+                                }));
+    metrics_.AddCounterCallback("workloadmap_cache_watch_restarts_total",
+                                "Watches reopened after the first.", {"cluster", "kind"},
+                                per_kind([](const kube::KindStatus& s) {
+                                  return static_cast<double>(s.health.watch_restarts);
+                                }));
+    metrics_.AddGaugeCallback("workloadmap_definition_errors",
+                              "Definitions rejected (catalog, files and cluster Kartas).",
+                              {"cluster"}, [this] {
+                                std::vector<observability::Sample> samples;
+                                for (rpc::Cluster* c : index_->clusters()) {
+                                  auto registry = c->definitions();
+                                  double n = c->rejected_definitions().size() +
+                                             (registry ? registry->rejected().size() : 0);
+                                  samples.push_back({{c->name()}, n});
+                                }
+                                return samples;
+                              });
+    metrics_.AddGaugeCallback("workloadmap_workloads", "Resolved workloads held by the index.", {},
+                              [this] {
+                                return std::vector<observability::Sample>{
+                                    {{}, static_cast<double>(index_->List().size())}};
+                              });
+    metrics_.AddCounterCallback(
+        "workloadmap_resolutions_total", "Workload resolutions by the index.", {"result"}, [this] {
+          auto c = index_->counters();
+          return std::vector<observability::Sample>{
+              {{"ok"}, static_cast<double>(c.resolutions - c.resolution_errors)},
+              {{"error"}, static_cast<double>(c.resolution_errors)}};
+        });
+    metrics_.AddGaugeCallback("workloadmap_ready", "1 once the initial sync is resolved.", {},
+                              [this] {
+                                return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
+                              });
+    if (config_.metrics_address.empty()) return absl::OkStatus();
+    http_ = std::make_unique<observability::HttpServer>();
+    http_->Handle("/metrics", [this](const observability::HttpServer::Request&) {
+      return observability::HttpServer::Response{200, "text/plain; version=0.0.4; charset=utf-8",
+                                                 metrics_.Render()};
+    });
+    http_->Handle("/healthz", [](const observability::HttpServer::Request&) {
+      return observability::HttpServer::Response{200, "text/plain; charset=utf-8", "ok\n"};
+    });
+    http_->Handle("/readyz", [this](const observability::HttpServer::Request&) {
+      return ready_
+                 ? observability::HttpServer::Response{200, "text/plain; charset=utf-8", "ready\n"}
+                 : observability::HttpServer::Response{503, "text/plain; charset=utf-8",
+                                                       "syncing\n"};
+    });
+    // What every informer is doing, for operators (and for debugging a
+    // kind that does not sync): state, last error, counters.
+    http_->Handle("/debug/cache", [this](const observability::HttpServer::Request&) {
+      Json out = Json::object();
+      for (const auto& cluster : live_) {
+        for (const kube::KindStatus& s : cluster->Status()) {
+          out[cluster->name()][s.gvk.ToString()] = {
+              {"served", s.served},
+              {"resource", s.resource},
+              {"state", kube::StateName(s.health.state)},
+              {"synced", s.health.has_synced},
+              {"objects", s.objects},
+              {"message", s.message},
+              {"lists", s.health.lists},
+              {"watch_restarts", s.health.watch_restarts},
+              {"events", s.health.events},
+              {"resource_version", s.health.resource_version}};
+        }
+      }
+      return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
+    });
+    if (absl::Status s = http_->Start(config_.metrics_address); !s.ok()) return s;
+    Log(LogLevel::kInfo, "metrics",
+        {{"address", config_.metrics_address}, {"port", std::to_string(http_->port())}});
+    return absl::OkStatus();
+  }
+
+  // SERVING once every cluster's initial lists are in and resolved.
+  void AwaitReadiness() {
+    absl::Time start = absl::Now();
+    while (!stopping_) {
+      bool synced = true;
+      for (rpc::Cluster* c : index_->clusters()) synced = synced && c->InitialSyncDone();
+      if (synced) {
+        for (auto& cluster : live_) cluster->cache().WaitForIdle();
+        index_->WaitForIdle();
+        if (stopping_) return;
+        SetServing(true);
+        Log(LogLevel::kInfo, "ready",
+            {{"workloads", std::to_string(index_->List().size())},
+             {"after", absl::FormatDuration(absl::Now() - start)}});
+        return;
+      }
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+  }
+
+  // SIGTERM or SIGINT: NOT_SERVING, stop accepting, let calls finish for
+  // the grace period, cancel streams.
+  void AwaitSignal() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    int signal = 0;
+    sigwait(&set, &signal);
+    Log(LogLevel::kInfo, "shutting down", {{"signal", strsignal(signal)}});
+    SetServing(false);
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      absl::ToChronoMilliseconds(config_.shutdown_grace));
+    // The rest (stopping informers and workers) takes well under a second;
+    // never let a stuck connection keep a terminated pod alive.
+    std::thread([] {
+      absl::SleepFor(absl::Seconds(15));
+      Log(LogLevel::kError, "shutdown did not finish in 15 s after the grace period; exiting");
+      _exit(1);
+    }).detach();
+  }
+
+  const Config config_;
+  std::unique_ptr<expressions::Engine> engine_;
+  std::unique_ptr<rpc::WorkloadIndex> index_;
+  std::vector<std::unique_ptr<LiveCluster>> live_;
+  std::unique_ptr<rpc::SnapshotCluster> snapshot_;
+  std::unique_ptr<rpc::WorkloadMapService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  observability::Registry metrics_;
+  observability::CounterFamily* requests_ = nullptr;
+  observability::HistogramFamily* latency_ = nullptr;
+  std::unique_ptr<observability::HttpServer> http_;
+  std::atomic<bool> ready_{false};
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace
+}  // namespace wm::daemon
+
+int main(int argc, char** argv) {
+  using namespace wm::daemon;
+  auto parsed = ParseConfig(std::vector<std::string>(argv, argv + argc));
+  if (!parsed.ok()) {
+    std::cerr << "workloadmapd: " << parsed.status().message() << "\n";
+    return 2;
+  }
+  if (parsed->help) {
+    std::cout << Usage();
+    return 0;
+  }
+  ConfigureLog(parsed->config.log_format, parsed->config.log_level);
+  // Signals are taken by one thread with sigwait; every thread inherits the
+  // mask, so none is interrupted.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  return Daemon(std::move(parsed->config)).Run();
+}

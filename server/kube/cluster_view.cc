@@ -1,0 +1,84 @@
+#include "server/kube/cluster_view.h"
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/str_cat.h"
+
+namespace wm::kube {
+
+std::string Gvk::ToString() const {
+  return group.empty() ? absl::StrCat(version, "/", kind)
+                       : absl::StrCat(group, "/", version, "/", kind);
+}
+
+Gvk PodGvk() { return Gvk{"", "v1", "Pod"}; }
+
+std::optional<ClusterView::Found> ClusterView::FindByUid(const std::string& uid) const {
+  if (uid.empty()) return std::nullopt;
+  for (auto& [gvk, store] : Stores()) {
+    if (auto object = store->GetByUid(uid)) return Found{gvk, std::move(object)};
+  }
+  return std::nullopt;
+}
+
+ClusterView::Found ClusterView::TopOwner(const Gvk& gvk,
+                                         std::shared_ptr<const CachedObject> object) const {
+  Found top{gvk, std::move(object)};
+  absl::flat_hash_set<std::string> seen = {top.object->uid()};
+  for (int depth = 0; depth < 8; ++depth) {
+    const std::string& owner = top.object->controller_uid();
+    if (owner.empty() || !seen.insert(owner).second) break;
+    std::optional<Found> found = FindByUid(owner);
+    if (!found) break;
+    top = *std::move(found);
+  }
+  return top;
+}
+
+std::vector<ClusterView::Found> ClusterView::Descendants(const std::string& uid,
+                                                         int max_depth) const {
+  std::vector<Found> out;
+  auto stores = Stores();
+  absl::flat_hash_set<std::string> seen = {uid};
+  std::vector<std::string> level = {uid};
+  for (int depth = 0; depth < max_depth && !level.empty(); ++depth) {
+    std::vector<std::string> next;
+    for (const std::string& parent : level) {
+      for (const auto& [gvk, store] : stores) {
+        for (auto& child : store->ListOwnedBy(parent)) {
+          if (!seen.insert(child->uid()).second) continue;
+          next.push_back(child->uid());
+          out.push_back({gvk, std::move(child)});
+        }
+      }
+    }
+    level = std::move(next);
+  }
+  return out;
+}
+
+void StaticCluster::Add(const Gvk& gvk, const Json& object) {
+  std::shared_ptr<Store> store;
+  for (auto& [held, s] : stores_) {
+    if (held == gvk) store = s;
+  }
+  if (!store) {
+    store = std::make_shared<Store>();
+    stores_.emplace_back(gvk, store);
+  }
+  store->Apply(EventType::kAdded,
+               CachedObject::FromJson(
+                   object, gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull));
+}
+
+std::shared_ptr<const Store> StaticCluster::StoreFor(const Gvk& gvk) const {
+  for (const auto& [held, store] : stores_) {
+    if (held == gvk) return store;
+  }
+  return nullptr;
+}
+
+std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> StaticCluster::Stores() const {
+  return {stores_.begin(), stores_.end()};
+}
+
+}  // namespace wm::kube

@@ -1,0 +1,76 @@
+#ifndef WM_SERVER_KUBE_CLUSTER_VIEW_H_
+#define WM_SERVER_KUBE_CLUSTER_VIEW_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "server/kube/store.h"
+
+namespace wm::kube {
+
+struct Gvk {
+  std::string group, version, kind;
+  bool operator<(const Gvk& o) const {
+    return std::tie(group, version, kind) < std::tie(o.group, o.version, o.kind);
+  }
+  bool operator==(const Gvk& o) const = default;
+  std::string ToString() const;  // "jobset.x-k8s.io/v1alpha2/JobSet", "v1/Pod"
+};
+
+// The Pod kind, kept compact (ObjectShape::kCompactPod).
+Gvk PodGvk();
+
+// Read access to the objects of one cluster, by kind: what resolution needs
+// from a cluster, whether the objects come from watches (ClusterCache) or
+// from manifests on disk (StaticCluster). Safe from many threads.
+class ClusterView {
+ public:
+  struct Found {
+    Gvk gvk;
+    std::shared_ptr<const CachedObject> object;
+  };
+
+  virtual ~ClusterView() = default;
+
+  // The store of a kind, or nullptr when the kind is not held. The store
+  // stays valid while held.
+  virtual std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const = 0;
+  // True when the kind's objects are complete (its initial list is in).
+  virtual bool HasSynced(const Gvk& gvk) const = 0;
+  // Every held kind with its store.
+  virtual std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const = 0;
+
+  // An object of any held kind by UID, with its kind; null when unknown.
+  std::optional<Found> FindByUid(const std::string& uid) const;
+  // The top of `object`'s controller chain among the held objects (the
+  // object itself when it has no known controller). Walks at most 8 steps
+  // and stops at cycles. Computed on demand from the UID indexes, so an
+  // owner that arrives after its children is taken into account at once.
+  Found TopOwner(const Gvk& gvk, std::shared_ptr<const CachedObject> object) const;
+  // Every held object below `uid` through ownerReferences (controller or
+  // not), breadth first, each once: a workload's Jobs, their pods, ...
+  std::vector<Found> Descendants(const std::string& uid, int max_depth = 8) const;
+};
+
+// A cluster frozen in memory: the objects of manifests (`--snapshot DIR`,
+// tests). Every kind it holds counts as synced.
+class StaticCluster : public ClusterView {
+ public:
+  // Adds an object of kind `gvk` (kFull shape; pods compact).
+  void Add(const Gvk& gvk, const Json& object);
+
+  std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const override;
+  bool HasSynced(const Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
+  std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const override;
+
+ private:
+  std::vector<std::pair<Gvk, std::shared_ptr<Store>>> stores_;
+};
+
+}  // namespace wm::kube
+
+#endif  // WM_SERVER_KUBE_CLUSTER_VIEW_H_

@@ -1,0 +1,893 @@
+#include "server/rpc/service.h"
+
+#include <algorithm>
+#include <deque>
+#include <optional>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "google/protobuf/util/json_util.h"
+#include "server/common/json_path.h"
+#include "server/common/yaml_json.h"
+#include "server/definitions/compiled_definition.h"
+#include "server/definitions/parse.h"
+#include "server/kube/object.h"
+#include "server/resolution/edit.h"
+#include "server/resolution/mutation.h"
+#include "server/resolution/resolver.h"
+#include "server/rpc/label_selector.h"
+
+namespace wm::rpc {
+namespace {
+
+namespace v1 = workloadmap::v1;
+using kube::Gvk;
+
+// ---- Targets ----------------------------------------------------------
+
+absl::StatusOr<Cluster*> PickCluster(const WorkloadIndex& index, const std::string& name) {
+  if (index.clusters().empty()) return absl::UnavailableError("the daemon serves no cluster");
+  if (name.empty()) return index.clusters().front();
+  if (Cluster* c = index.FindCluster(name)) return c;
+  std::vector<std::string> names;
+  for (const Cluster* c : index.clusters()) names.push_back(c->name());
+  return absl::NotFoundError(absl::StrCat(
+      "cluster \"", name, "\" is not served (clusters: ", absl::StrJoin(names, ", "), ")"));
+}
+
+// The kinds a reference may name: the watched ones and the definitions'.
+std::vector<Gvk> KnownKinds(const Cluster& cluster) {
+  std::set<Gvk> kinds;
+  for (const auto& [gvk, store] : cluster.view().Stores()) kinds.insert(gvk);
+  if (auto registry = cluster.definitions()) {
+    for (const auto& def : registry->All()) {
+      if (def->root.kind)
+        kinds.insert({def->root.kind->group, def->root.kind->version, def->root.kind->kind});
+    }
+  }
+  return {kinds.begin(), kinds.end()};
+}
+
+absl::StatusOr<Gvk> ResolveKind(const Cluster& cluster, const v1::ObjectRef& ref,
+                                const std::string& field) {
+  if (ref.kind().empty() && ref.resource().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": kind or resource is required"));
+  }
+  std::vector<Gvk> matches;
+  for (const Gvk& gvk : KnownKinds(cluster)) {
+    if (!ref.group().empty() && gvk.group != ref.group()) continue;
+    if (!ref.version().empty() && gvk.version != ref.version()) continue;
+    if (!ref.kind().empty()) {
+      if (gvk.kind != ref.kind()) continue;
+    } else {
+      // As kubectl: the plural ("jobsets") or the singular ("jobset").
+      std::string singular = absl::AsciiStrToLower(gvk.kind);
+      std::string resource = cluster.Resource(gvk);
+      if (resource.empty()) resource = singular + "s";
+      if (resource != ref.resource() && singular != absl::AsciiStrToLower(ref.resource())) {
+        continue;
+      }
+    }
+    matches.push_back(gvk);
+  }
+  std::string what =
+      ref.kind().empty() ? "resource \"" + ref.resource() + "\"" : "kind \"" + ref.kind() + "\"";
+  if (matches.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": no definition covers ", what,
+                     ref.group().empty() ? "" : " in group \"" + ref.group() + "\"", " in cluster ",
+                     cluster.name()));
+  }
+  // Several versions of one kind: the watched one (the definitions pick it).
+  std::set<std::string> groups;
+  for (const Gvk& gvk : matches) groups.insert(gvk.group);
+  if (groups.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what, " is in groups ",
+                                                   absl::StrJoin(groups, ", "), "; set group"));
+  }
+  for (const Gvk& gvk : matches) {
+    if (cluster.view().StoreFor(gvk)) return gvk;
+  }
+  return matches.front();
+}
+
+std::string NamespaceOf(const v1::ObjectRef& ref) {
+  return ref.namespace_().empty() ? "default" : ref.namespace_();
+}
+
+struct Target {
+  Cluster* cluster = nullptr;
+  Gvk gvk;
+  std::string key;
+};
+
+// A referenced object of any watched kind, looked up in the cache.
+absl::StatusOr<Target> FindTarget(const WorkloadIndex& index, const v1::ObjectRef& ref,
+                                  const std::string& field) {
+  auto cluster = PickCluster(index, ref.cluster());
+  if (!cluster.ok()) return cluster.status();
+  if (ref.name().empty()) return absl::InvalidArgumentError(field + ": name is required");
+  auto gvk = ResolveKind(**cluster, ref, field);
+  if (!gvk.ok()) return gvk.status();
+  return Target{*cluster, *gvk, kube::ObjectKey(NamespaceOf(ref), ref.name())};
+}
+
+// The cached object of a target; UNAVAILABLE while its kind syncs.
+absl::StatusOr<std::shared_ptr<const kube::CachedObject>> CachedObjectOf(const Target& t) {
+  auto store = t.cluster->view().StoreFor(t.gvk);
+  auto object = store ? store->Get(t.key) : nullptr;
+  if (object) return object;
+  std::string problem = t.cluster->KindProblem(t.gvk);
+  if (absl::StrContains(problem, "not yet synced")) {
+    return absl::UnavailableError(absl::StrCat(t.gvk.ToString(), " in cluster ", t.cluster->name(),
+                                               ": ", problem, "; retry"));
+  }
+  return absl::NotFoundError(absl::StrCat(t.gvk.kind, " ", t.key, " not found in cluster ",
+                                          t.cluster->name(),
+                                          problem.empty() ? "" : " (" + problem + ")"));
+}
+
+// Moves a target to the top of its controller chain.
+absl::StatusOr<Target> TopOwnerOf(const Target& t) {
+  auto object = CachedObjectOf(t);
+  if (!object.ok()) return object.status();
+  auto top = t.cluster->view().TopOwner(t.gvk, *object);
+  return Target{t.cluster, top.gvk, top.object->key()};
+}
+
+absl::Status DefinitionProblem(const Cluster& cluster, const Gvk& gvk) {
+  auto registry = cluster.definitions();
+  if (!registry) return absl::FailedPreconditionError("no definitions are loaded");
+  auto def = registry->ForKind({gvk.group, gvk.version, gvk.kind});
+  if (def.ok()) return absl::OkStatus();
+  if (absl::IsNotFound(def.status())) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("no definition covers ", gvk.ToString(), ": ", def.status().message()));
+  }
+  return def.status();
+}
+
+// The published view of a workload target, resolving it now when the
+// resolver has not reached it yet.
+absl::StatusOr<std::shared_ptr<const WorkloadView>> ViewOf(WorkloadIndex& index, const Target& t) {
+  if (absl::Status s = DefinitionProblem(*t.cluster, t.gvk); !s.ok()) return s;
+  WorkloadKey key{t.cluster->name(), t.gvk, t.key};
+  std::shared_ptr<const WorkloadView> view = index.Get(key);
+  if (!view) {
+    auto object = CachedObjectOf(t);
+    if (!object.ok()) return object.status();
+    auto resolved = index.ResolveNow(key);
+    if (!resolved.ok()) return resolved.status();
+    view = *resolved;
+  }
+  if (!view->error.ok()) return view->error;
+  return view;
+}
+
+// ---- JSON in and out ----------------------------------------------------
+
+absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& field) {
+  if (text.empty()) return absl::InvalidArgumentError(field + " is empty");
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) {
+    return absl::InvalidArgumentError(field + " is not a JSON object");
+  }
+  return value;
+}
+
+absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
+  std::string api_version = FindString(object, {"apiVersion"});
+  std::string kind = FindString(object, {"kind"});
+  if (api_version.empty() || kind.empty()) {
+    return absl::InvalidArgumentError(field + ": apiVersion and kind are required");
+  }
+  std::pair<std::string, std::string> gv = absl::StrSplit(api_version, absl::MaxSplits('/', 1));
+  return gv.second.empty() ? Gvk{"", gv.first, kind} : Gvk{gv.first, gv.second, kind};
+}
+
+template <typename Message>
+absl::Status JsonToMessage(const Json& json, Message* out) {
+  auto status = google::protobuf::util::JsonStringToMessage(json.dump(), out);
+  if (!status.ok()) return absl::InternalError(std::string(status.message()));
+  return absl::OkStatus();
+}
+
+template <typename Message>
+Json MessageToJson(const Message& message) {
+  std::string text;
+  (void)google::protobuf::util::MessageToJsonString(message, &text);
+  return Json::parse(text, nullptr, false);
+}
+
+void TrimComponent(v1::Component* component, bool include_pods, int pod_limit) {
+  for (v1::ComponentInstance& instance : *component->mutable_instances()) {
+    if (!include_pods) {
+      instance.clear_pods();
+    } else if (pod_limit > 0 && instance.pods_size() > pod_limit) {
+      instance.mutable_pods()->DeleteSubrange(pod_limit, instance.pods_size() - pod_limit);
+    }
+    for (v1::Component& child : *instance.mutable_children()) {
+      TrimComponent(&child, include_pods, pod_limit);
+    }
+  }
+}
+
+void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
+                 v1::ResolvedWorkload* to) {
+  *to = from;
+  TrimComponent(to->mutable_root(), include_pods, pod_limit);
+}
+
+// Resolves an object the caller sent, with the definitions of `cluster`.
+absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
+                                                   const Cluster& cluster,
+                                                   const v1::InlineWorkload& in, bool gang) {
+  auto object = ParseJsonField(in.object_json(), "inline.object_json");
+  if (!object.ok()) return object.status();
+  auto gvk = GvkOf(*object, "inline.object_json");
+  if (!gvk.ok()) return gvk.status();
+  if (absl::Status s = DefinitionProblem(cluster, *gvk); !s.ok()) return s;
+  auto def = cluster.definitions()->ForKind({gvk->group, gvk->version, gvk->kind});
+  std::vector<Json> pods, owners;
+  for (int i = 0; i < in.pod_json_size(); ++i) {
+    auto pod = ParseJsonField(in.pod_json(i), absl::StrCat("inline.pod_json[", i, "]"));
+    if (!pod.ok()) return pod.status();
+    pods.push_back(*std::move(pod));
+  }
+  for (int i = 0; i < in.owner_json_size(); ++i) {
+    auto owner = ParseJsonField(in.owner_json(i), absl::StrCat("inline.owner_json[", i, "]"));
+    if (!owner.ok()) return owner.status();
+    owners.push_back(*std::move(owner));
+  }
+  resolution::WorkloadInput input;
+  input.object = &*object;
+  for (const Json& p : pods) input.pods.push_back(&p);
+  for (const Json& o : owners) input.owners.push_back(&o);
+  resolution::ResolveOptions options;
+  options.cluster = cluster.name();
+  options.include_gang = gang;
+  auto resolved = resolution::ResolveWorkload(**def, engine, input, options);
+  if (!resolved.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inline.object_json: ", resolved.status().message()));
+  }
+  return resolved;
+}
+
+// ---- Listing ------------------------------------------------------------
+
+// Newest first; ties by cluster, namespace, kind and name.
+std::string SortKey(const WorkloadView& v) {
+  return absl::StrCat(v.creation_timestamp, "\x1f", v.id.cluster, "\x1f", v.namespace_, "\x1f",
+                      v.id.gvk.group, "/", v.id.gvk.kind, "\x1f", v.name);
+}
+
+bool Newer(const std::string& a, const std::string& b) {
+  // Timestamps are RFC 3339 in UTC with a fixed width, so they sort as text;
+  // the rest of the key breaks ties in ascending order.
+  std::string ta = a.substr(0, a.find('\x1f')), tb = b.substr(0, b.find('\x1f'));
+  if (ta != tb) return ta > tb;
+  return a < b;
+}
+
+bool KindMatches(const Cluster& cluster, const Gvk& gvk, const std::string& filter) {
+  if (filter == gvk.kind || filter == absl::StrCat(gvk.group, "/", gvk.kind)) return true;
+  // As ResolveKind: the plural (guessed for clusters that do not know
+  // resources, such as snapshots) or the singular, optionally .group.
+  std::string singular = absl::AsciiStrToLower(gvk.kind);
+  std::string resource = cluster.Resource(gvk);
+  if (resource.empty()) resource = singular + "s";
+  for (const std::string& name : {resource, singular}) {
+    if (filter == name || filter == name + "." + gvk.group) return true;
+  }
+  return false;
+}
+
+struct ListFilter {
+  std::string cluster, namespace_;
+  std::vector<std::string> kinds;
+  std::set<std::string> statuses;
+  LabelSelector selector;
+
+  bool Matches(const WorkloadIndex& index, const WorkloadView& v) const {
+    if (!v.top_level) return false;
+    if (!cluster.empty() && v.id.cluster != cluster) return false;
+    if (!namespace_.empty() && v.namespace_ != namespace_) return false;
+    if (!kinds.empty()) {
+      const Cluster* c = index.FindCluster(v.id.cluster);
+      bool any = false;
+      for (const std::string& k : kinds) any = any || (c && KindMatches(*c, v.id.gvk, k));
+      if (!any) return false;
+    }
+    if (!statuses.empty()) {
+      bool any = false;
+      for (const std::string& s : v.summary.matched_statuses()) any = any || statuses.count(s);
+      if (!any) return false;
+    }
+    return selector.Matches(v.labels);
+  }
+};
+
+absl::StatusOr<ListFilter> MakeFilter(
+    const WorkloadIndex& index, const std::string& cluster, const std::string& namespace_,
+    const google::protobuf::RepeatedPtrField<std::string>& kinds,
+    const google::protobuf::RepeatedPtrField<std::string>& statuses, const std::string& selector) {
+  ListFilter f;
+  if (!cluster.empty()) {
+    auto c = PickCluster(index, cluster);
+    if (!c.ok()) return c.status();
+  }
+  f.cluster = cluster;
+  f.namespace_ = namespace_;
+  f.kinds.assign(kinds.begin(), kinds.end());
+  static const std::set<std::string> kKnown = {"Resuming",     "Suspending", "Suspended",
+                                               "Running",      "Failed",     "Completed",
+                                               "Initializing", "Degraded",   "Undefined"};
+  for (const std::string& s : statuses) {
+    if (!kKnown.count(s)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "statuses: unknown status \"", s, "\" (one of ", absl::StrJoin(kKnown, ", "), ")"));
+    }
+    f.statuses.insert(s);
+  }
+  auto parsed = LabelSelector::Parse(selector);
+  if (!parsed.ok()) return parsed.status();
+  f.selector = *std::move(parsed);
+  return f;
+}
+
+int64_t AgeSeconds(const std::string& timestamp, absl::Time now) {
+  absl::Time created;
+  std::string error;
+  if (!absl::ParseTime(absl::RFC3339_full, timestamp, &created, &error)) return 0;
+  return absl::ToInt64Seconds(now - created);
+}
+
+// ---- Mutation -------------------------------------------------------------
+
+absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest& request) {
+  resolution::WorkloadEdit edit;
+  for (int i = 0; i < request.changes_size(); ++i) {
+    const v1::PodTemplateChange& c = request.changes(i);
+    resolution::PodTemplateEdit e;
+    e.component = c.component();
+    e.instance_id = c.instance_id();
+    Json patch = Json::object();
+    if (!c.scheduler_name().empty()) patch["spec"]["schedulerName"] = c.scheduler_name();
+    if (!c.priority_class_name().empty()) {
+      patch["spec"]["priorityClassName"] = c.priority_class_name();
+    }
+    for (const auto& [k, v] : c.labels()) patch["metadata"]["labels"][k] = v;
+    for (const auto& [k, v] : c.annotations()) patch["metadata"]["annotations"][k] = v;
+    for (const auto& [k, v] : c.node_selector()) patch["spec"]["nodeSelector"][k] = v;
+    if (c.has_tolerations()) patch["spec"]["tolerations"] = MessageToJson(c.tolerations());
+    if (c.has_affinity()) patch["spec"]["affinity"] = MessageToJson(c.affinity());
+    for (const auto& [container, resources] : c.container_resources()) {
+      e.container_resources[container] = MessageToJson(resources);
+    }
+    if (c.has_pod_template()) e.replacement = MessageToJson(c.pod_template());
+    if (patch.empty() && e.container_resources.empty() && e.replacement.is_null()) {
+      return absl::InvalidArgumentError(absl::StrCat("changes[", i, "]: changes nothing"));
+    }
+    if (!patch.empty()) e.merge_patch = std::move(patch);
+    edit.templates.push_back(std::move(e));
+  }
+  if (request.suspend() == v1::MutatePodSpecsRequest::SUSPEND) edit.suspend = true;
+  if (request.suspend() == v1::MutatePodSpecsRequest::RESUME) edit.suspend = false;
+  if (edit.templates.empty() && !edit.suspend) {
+    return absl::InvalidArgumentError("changes: nothing to change (no changes and no suspend)");
+  }
+  return edit;
+}
+
+}  // namespace
+
+grpc::Status ToGrpcStatus(const absl::Status& status) {
+  return grpc::Status(static_cast<grpc::StatusCode>(status.code()), std::string(status.message()));
+}
+
+WorkloadMapService::WorkloadMapService(WorkloadIndex& index, expressions::Engine& engine,
+                                       Options options, Observer observer)
+    : index_(index),
+      engine_(engine),
+      options_(options),
+      observer_(std::move(observer)),
+      pool_(options.pool_threads) {}
+
+void WorkloadMapService::Finish(grpc::ServerUnaryReactor* reactor, const char* method,
+                                absl::Time start, const absl::Status& status) {
+  grpc::Status grpc_status = ToGrpcStatus(status);
+  if (observer_) observer_(method, grpc_status.error_code(), absl::Now() - start);
+  reactor->Finish(grpc_status);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::Offload(grpc::CallbackServerContext* context,
+                                                      const char* method,
+                                                      std::function<absl::Status()> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  pool_.Post([this, context, reactor, method, start, work = std::move(work)] {
+    if (context->IsCancelled()) {
+      Finish(reactor, method, start, absl::CancelledError("the call was cancelled"));
+    } else if (std::chrono::system_clock::now() > context->deadline() ||
+               absl::Now() - start > options_.default_deadline) {
+      Finish(reactor, method, start,
+             absl::DeadlineExceededError("the deadline passed before the work started"));
+    } else {
+      Finish(reactor, method, start, work());
+    }
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
+    grpc::CallbackServerContext* context, const v1::ResolveWorkloadRequest* request,
+    v1::ResolveWorkloadResponse* response) {
+  const char* kMethod = "ResolveWorkload";
+  if (request->pod_limit() < 0) {
+    auto* reactor = context->DefaultReactor();
+    Finish(reactor, kMethod, absl::Now(), absl::InvalidArgumentError("pod_limit is negative"));
+    return reactor;
+  }
+  if (request->has_inline_()) {
+    return Offload(context, kMethod, [this, request, response]() -> absl::Status {
+      auto cluster = PickCluster(index_, "");
+      if (!cluster.ok()) return cluster.status();
+      auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true);
+      if (!resolved.ok()) return resolved.status();
+      CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
+                  response->mutable_workload());
+      return absl::OkStatus();
+    });
+  }
+  auto* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    if (!request->has_ref()) return absl::InvalidArgumentError("ref or inline is required");
+    auto target = FindTarget(index_, request->ref(), "ref");
+    if (!target.ok()) return target.status();
+    if (request->top_owner()) {
+      target = TopOwnerOf(*target);
+      if (!target.ok()) return target.status();
+    }
+    auto view = ViewOf(index_, *target);
+    if (!view.ok()) return view.status();
+    CopyTrimmed(*(*view)->resolved, request->include_pods(), request->pod_limit(),
+                response->mutable_workload());
+    response->set_revision((*view)->revision);
+    return absl::OkStatus();
+  }();
+  Finish(reactor, kMethod, start, status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,
+                                                            const v1::ListWorkloadsRequest* request,
+                                                            v1::ListWorkloadsResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
+    int page_size = request->page_size() == 0 ? 100 : request->page_size();
+    page_size = std::min(page_size, options_.max_page_size);
+    auto filter = MakeFilter(index_, request->cluster(), request->namespace_(), request->kinds(),
+                             request->statuses(), request->label_selector());
+    if (!filter.ok()) return filter.status();
+    std::string after;
+    if (!request->page_token().empty() &&
+        !absl::WebSafeBase64Unescape(request->page_token(), &after)) {
+      return absl::InvalidArgumentError("page_token is not a token of this service");
+    }
+    uint64_t revision = index_.revision();
+    std::vector<std::pair<std::string, std::shared_ptr<const WorkloadView>>> rows;
+    for (auto& view : index_.List()) {
+      if (!filter->Matches(index_, *view)) continue;
+      std::string key = SortKey(*view);
+      if (!after.empty() && !Newer(after, key)) continue;
+      rows.emplace_back(std::move(key), std::move(view));
+    }
+    std::sort(rows.begin(), rows.end(),
+              [](const auto& a, const auto& b) { return Newer(a.first, b.first); });
+    absl::Time now = absl::Now();
+    for (size_t i = 0; i < rows.size() && i < static_cast<size_t>(page_size); ++i) {
+      v1::WorkloadSummary* row = response->add_workloads();
+      *row = rows[i].second->summary;
+      row->set_age_seconds(AgeSeconds(row->creation_timestamp(), now));
+    }
+    if (rows.size() > static_cast<size_t>(page_size)) {
+      response->set_next_page_token(absl::WebSafeBase64Escape(rows[page_size - 1].first));
+    }
+    response->set_revision(revision);
+    return absl::OkStatus();
+  }();
+  Finish(reactor, "ListWorkloads", start, status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
+    grpc::CallbackServerContext* context, const v1::MutatePodSpecsRequest* request,
+    v1::MutatePodSpecsResponse* response) {
+  return Offload(context, "MutatePodSpecs", [this, request, response]() -> absl::Status {
+    auto edit = ToEdit(*request);
+    if (!edit.ok()) return edit.status();
+    Json object;
+    Target target;
+    if (request->has_ref()) {
+      auto found = FindTarget(index_, request->ref(), "ref");
+      if (!found.ok()) return found.status();
+      target = *found;
+      auto cached = CachedObjectOf(target);
+      if (!cached.ok()) return cached.status();
+      object = *(*cached)->Document();
+    } else if (request->has_inline_()) {
+      if (request->apply()) {
+        return absl::InvalidArgumentError("apply: only a ref target can be applied");
+      }
+      auto parsed = ParseJsonField(request->inline_().object_json(), "inline.object_json");
+      if (!parsed.ok()) return parsed.status();
+      object = *std::move(parsed);
+      auto cluster = PickCluster(index_, "");
+      if (!cluster.ok()) return cluster.status();
+      auto gvk = GvkOf(object, "inline.object_json");
+      if (!gvk.ok()) return gvk.status();
+      target.cluster = *cluster;
+      target.gvk = *gvk;
+    } else {
+      return absl::InvalidArgumentError("ref or inline is required");
+    }
+    if (absl::Status s = DefinitionProblem(*target.cluster, target.gvk); !s.ok()) return s;
+    auto def = target.cluster->definitions()->ForKind(
+        {target.gvk.group, target.gvk.version, target.gvk.kind});
+    auto mutated = resolution::EditWorkload(**def, engine_, object, *edit);
+    if (!mutated.ok()) return mutated.status();
+    Json patch = resolution::JsonPatch(object, *mutated);
+    if (absl::Status s = JsonToMessage(*mutated, response->mutable_result()->mutable_object());
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = JsonToMessage(patch, response->mutable_result()->mutable_patch());
+        !s.ok()) {
+      return s;
+    }
+    if (!request->apply()) return absl::OkStatus();
+    // Guard against a concurrent change: the patch applies only to the
+    // version it was computed from.
+    Json guarded = Json::array();
+    guarded.push_back({{"op", "test"},
+                       {"path", "/metadata/resourceVersion"},
+                       {"value", FindString(object, {"metadata", "resourceVersion"})}});
+    for (const Json& op : patch) guarded.push_back(op);
+    auto rv = target.cluster->Patch(target.gvk, FindString(object, {"metadata", "namespace"}),
+                                    FindString(object, {"metadata", "name"}), guarded);
+    if (!rv.ok()) return rv.status();
+    response->set_applied(true);
+    response->set_resource_version(*rv);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
+    grpc::CallbackServerContext* context, const v1::GetGangInstructionsRequest* request,
+    v1::GetGangInstructionsResponse* response) {
+  const char* kMethod = "GetGangInstructions";
+  if (request->has_inline_pod()) {
+    return Offload(context, kMethod, [this, request, response]() -> absl::Status {
+      auto cluster = PickCluster(index_, "");
+      if (!cluster.ok()) return cluster.status();
+      auto pod = ParseJsonField(request->inline_pod().pod_json(), "inline_pod.pod_json");
+      if (!pod.ok()) return pod.status();
+      auto owner =
+          ParseJsonField(request->inline_pod().top_owner_json(), "inline_pod.top_owner_json");
+      if (!owner.ok()) return owner.status();
+      // The caller vouches for the top owner: the pod is attached to it
+      // directly, whatever lies between them.
+      std::string owner_uid = FindString(*owner, {"metadata", "uid"});
+      if (!owner_uid.empty()) {
+        (*pod)["metadata"]["ownerReferences"] =
+            Json::array({{{"apiVersion", FindString(*owner, {"apiVersion"})},
+                          {"kind", FindString(*owner, {"kind"})},
+                          {"name", FindString(*owner, {"metadata", "name"})},
+                          {"uid", owner_uid},
+                          {"controller", true}}});
+      }
+      v1::InlineWorkload in;
+      in.set_object_json(owner->dump());
+      in.add_pod_json(pod->dump());
+      auto resolved = ResolveInline(engine_, **cluster, in, true);
+      if (!resolved.ok()) return resolved.status();
+      *response->mutable_gang() = resolved->gang();
+      *response->mutable_top_owner() = resolved->ref();
+      std::string name = FindString(*pod, {"metadata", "name"});
+      for (const auto& a : resolved->gang().assignments()) {
+        if (a.pod() == name) *response->mutable_assignment() = a;
+      }
+      if (response->assignment().pod().empty()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("inline_pod.pod_json: pod ", name,
+                         " belongs to no component of its top owner's definition"));
+      }
+      return absl::OkStatus();
+    });
+  }
+  auto* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    bool for_pod = request->has_pod();
+    if (!for_pod && !request->has_workload()) {
+      return absl::InvalidArgumentError("pod, workload or inline_pod is required");
+    }
+    v1::ObjectRef ref = for_pod ? request->pod() : request->workload();
+    if (for_pod && ref.kind().empty() && ref.resource().empty()) ref.set_kind("Pod");
+    auto target = FindTarget(index_, ref, for_pod ? "pod" : "workload");
+    if (!target.ok()) return target.status();
+    if (for_pod) {
+      target = TopOwnerOf(*target);
+      if (!target.ok()) return target.status();
+    }
+    auto view = ViewOf(index_, *target);
+    if (!view.ok()) return view.status();
+    const v1::ResolvedWorkload& resolved = *(*view)->resolved;
+    *response->mutable_gang() = resolved.gang();
+    *response->mutable_top_owner() = resolved.ref();
+    if (!for_pod) return absl::OkStatus();
+    for (const auto& a : resolved.gang().assignments()) {
+      if (a.pod() == ref.name()) *response->mutable_assignment() = a;
+    }
+    if (response->assignment().pod().empty()) {
+      return absl::NotFoundError(absl::StrCat("pod ", ref.name(), " is not attributed to ",
+                                              resolved.ref().kind(), " ", resolved.ref().name(),
+                                              " yet"));
+    }
+    return absl::OkStatus();
+  }();
+  Finish(reactor, kMethod, start, status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(
+    grpc::CallbackServerContext* context, const v1::ListDefinitionsRequest* request,
+    v1::ListDefinitionsResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  absl::Status status = [&]() -> absl::Status {
+    auto cluster = PickCluster(index_, "");
+    if (!cluster.ok()) return cluster.status();
+    auto registry = (*cluster)->definitions();
+    if (!registry) return absl::UnavailableError("definitions are not loaded yet");
+    for (const auto& def : registry->All()) {
+      v1::DefinitionInfo* info = response->add_definitions();
+      info->set_name(def->name);
+      info->set_origin(definitions::OriginName(def->origin));
+      info->set_source(def->source);
+      if (def->root.kind) {
+        info->mutable_root_kind()->set_group(def->root.kind->group);
+        info->mutable_root_kind()->set_version(def->root.kind->version);
+        info->mutable_root_kind()->set_kind(def->root.kind->kind);
+        info->set_synced((*cluster)
+                             ->KindProblem({def->root.kind->group, def->root.kind->version,
+                                            def->root.kind->kind})
+                             .empty());
+      }
+      info->add_components(def->root.name);
+      for (const auto& child : def->children) info->add_components(child.name);
+      info->set_gang_scheduling(!def->gang.empty());
+    }
+    auto add_rejected = [&](const definitions::Registry::Rejected& r) {
+      v1::RejectedDefinition* out = response->add_rejected();
+      out->set_name(r.name);
+      out->set_source(r.source);
+      for (const Finding& f : r.findings) {
+        v1::Finding* finding = out->add_findings();
+        finding->set_severity(f.is_error() ? "error" : "warning");
+        finding->set_path(f.path);
+        finding->set_message(f.message);
+      }
+    };
+    for (const auto& r : registry->rejected()) add_rejected(r);
+    for (const auto& r : (*cluster)->rejected_definitions()) add_rejected(r);
+    return absl::OkStatus();
+  }();
+  Finish(reactor, "ListDefinitions", start, status);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
+    grpc::CallbackServerContext* context, const v1::ValidateDefinitionRequest* request,
+    v1::ValidateDefinitionResponse* response) {
+  return Offload(context, "ValidateDefinition", [this, request, response]() -> absl::Status {
+    if (request->definition_yaml().empty()) {
+      return absl::InvalidArgumentError("definition_yaml is empty");
+    }
+    auto add = [&](const Finding& f) {
+      v1::Finding* finding = response->add_findings();
+      finding->set_severity(f.is_error() ? "error" : "warning");
+      finding->set_path(f.path);
+      finding->set_message(f.message);
+    };
+    auto docs = ParseYamlDocuments(request->definition_yaml());
+    if (!docs.ok()) {
+      add({Finding::Severity::kError, "", std::string(docs.status().message())});
+      return absl::OkStatus();
+    }
+    if (docs->empty()) add({Finding::Severity::kError, "", "no document"});
+    for (size_t i = 0; i < docs->size(); ++i) {
+      auto parsed = definitions::ParseDefinition((*docs)[i], definitions::Origin::kFile,
+                                                 absl::StrCat("document ", i + 1));
+      std::vector<Finding> findings = parsed.findings;
+      if (parsed.definition) {
+        response->add_names(parsed.definition->name);
+        std::vector<Finding> compile_findings;
+        (void)definitions::CompileDefinition(*parsed.definition, engine_, &compile_findings);
+        findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
+      }
+      for (Finding& f : findings) {
+        if (docs->size() > 1) f.path = absl::StrCat("[", i, "].", f.path);
+        add(f);
+      }
+    }
+    bool valid = true;
+    for (const auto& f : response->findings()) valid = valid && f.severity() != "error";
+    response->set_valid(valid);
+    return absl::OkStatus();
+  });
+}
+
+// ---- WatchWorkloads -------------------------------------------------------
+
+class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v1::WorkloadEvent> {
+ public:
+  WatchReactor(WorkloadMapService& service, grpc::CallbackServerContext* context,
+               const v1::WatchWorkloadsRequest& request)
+      : service_(service), context_(context), include_pods_(request.include_pods()) {
+    auto filter = MakeFilter(service.index_, request.cluster(), request.namespace_(),
+                             request.kinds(), {}, request.label_selector());
+    if (!filter.ok()) {
+      Finish(ToGrpcStatus(filter.status()));
+      return;
+    }
+    filter_ = *std::move(filter);
+    std::unique_lock lock(mu_);
+    auto subscription = service.index_.Subscribe(
+        [this](const WorkloadEvent& event) { OnEvent(event); }, request.resume_revision());
+    if (!subscription.ok()) {
+      finished_ = true;
+      Finish(ToGrpcStatus(subscription.status()));
+      return;
+    }
+    subscription_ = subscription->id;
+    for (const auto& view : subscription->views) {
+      if (filter_.Matches(service.index_, *view)) {
+        queue_.push_back(Event(v1::WorkloadEvent::ADDED, view->revision, *view));
+      }
+    }
+    for (const WorkloadEvent& event : subscription->backlog) {
+      if (filter_.Matches(service.index_, *event.view)) {
+        queue_.push_back(Event(event.type, event.revision, *event.view));
+      }
+    }
+    v1::WorkloadEvent synced;
+    synced.set_type(v1::WorkloadEvent::SYNCED);
+    synced.set_revision(subscription->revision);
+    queue_.push_back(std::move(synced));
+    WriteNextLocked();
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::unique_lock lock(mu_);
+    writing_ = false;
+    if (!ok) {
+      FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "the stream broke"));
+      return;
+    }
+    if (in_flight_.type() == v1::WorkloadEvent::SYNCED) synced_ = true;
+    if (synced_) delivered_ = in_flight_.revision();
+    if (live_queued_ > 0 && in_flight_.type() != v1::WorkloadEvent::SYNCED && synced_) {
+      --live_queued_;
+    }
+    WriteNextLocked();
+  }
+
+  void OnCancel() override {
+    std::unique_lock lock(mu_);
+    FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client"));
+  }
+
+  void OnDone() override {
+    if (subscription_ != 0) service_.index_.Unsubscribe(subscription_);
+    delete this;
+  }
+
+ private:
+  v1::WorkloadEvent Event(v1::WorkloadEvent::Type type, uint64_t revision,
+                          const WorkloadView& view) const {
+    v1::WorkloadEvent event;
+    event.set_type(type);
+    event.set_revision(revision);
+    if (view.resolved) {
+      CopyTrimmed(*view.resolved, include_pods_, 0, event.mutable_workload());
+    } else {
+      *event.mutable_workload()->mutable_ref() = view.summary.ref();
+      event.mutable_workload()->add_warnings(view.summary.error());
+    }
+    return event;
+  }
+
+  // On the resolver thread.
+  void OnEvent(const WorkloadEvent& event) {
+    if (!filter_.Matches(service_.index_, *event.view)) return;
+    std::unique_lock lock(mu_);
+    if (finished_) return;
+    if (live_queued_ >= service_.options_.watch_queue_size) {
+      queue_.clear();
+      FinishLocked(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          synced_ ? absl::StrCat("the client fell behind; resume with resume_revision ",
+                                 ResumeRevisionLocked())
+                  : "the client fell behind during the snapshot; watch again"));
+      return;
+    }
+    queue_.push_back(Event(event.type, event.revision, *event.view));
+    ++live_queued_;
+    WriteNextLocked();
+  }
+
+  void WriteNextLocked() {
+    if (writing_) return;
+    if (queue_.empty()) {
+      if (pending_finish_) {
+        finished_ = true;
+        Finish(*pending_finish_);
+        pending_finish_.reset();
+      }
+      return;
+    }
+    if (pending_finish_ && !pending_finish_->ok()) queue_.clear();
+    if (queue_.empty()) return WriteNextLocked();
+    in_flight_ = std::move(queue_.front());
+    queue_.pop_front();
+    writing_ = true;
+    StartWrite(&in_flight_);
+  }
+
+  // Where a client cut off after the snapshot resumes: the last event it
+  // gets, which is the write in flight (it still completes) if any.
+  uint64_t ResumeRevisionLocked() const { return writing_ ? in_flight_.revision() : delivered_; }
+
+  void FinishLocked(grpc::Status status) {
+    if (finished_ || pending_finish_) return;
+    if (!status.ok() && status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && synced_) {
+      context_->AddTrailingMetadata("wm-resume-revision", std::to_string(ResumeRevisionLocked()));
+    }
+    queue_.clear();
+    pending_finish_ = std::move(status);
+    WriteNextLocked();
+  }
+
+  WorkloadMapService& service_;
+  grpc::CallbackServerContext* context_;
+  const bool include_pods_;
+  ListFilter filter_;
+  int subscription_ = 0;
+
+  std::mutex mu_;
+  std::deque<v1::WorkloadEvent> queue_;
+  v1::WorkloadEvent in_flight_;
+  int live_queued_ = 0;
+  bool writing_ = false;
+  bool synced_ = false;
+  uint64_t delivered_ = 0;
+  bool finished_ = false;
+  std::optional<grpc::Status> pending_finish_;
+};
+
+grpc::ServerWriteReactor<v1::WorkloadEvent>* WorkloadMapService::WatchWorkloads(
+    grpc::CallbackServerContext* context, const v1::WatchWorkloadsRequest* request) {
+  return new WatchReactor(*this, context, *request);
+}
+
+}  // namespace wm::rpc

@@ -1,0 +1,84 @@
+#ifndef WM_SERVER_RPC_SERVICE_H_
+#define WM_SERVER_RPC_SERVICE_H_
+
+#include <functional>
+#include <string>
+
+#include "absl/time/time.h"
+#include "server/expressions/engine.h"
+#include "server/rpc/work_pool.h"
+#include "server/rpc/workload_index.h"
+#include "workloadmap/v1/service.grpc.pb.h"
+
+namespace wm::rpc {
+
+// The workloadmap.v1.WorkloadMap service over a WorkloadIndex. Reads of
+// cached workloads are answered on gRPC's callback threads from published
+// views; work that evaluates expressions or calls the apiserver runs on a
+// small pool.
+class WorkloadMapService final : public workloadmap::v1::WorkloadMap::CallbackService {
+ public:
+  struct Options {
+    int max_page_size = 500;
+    // Live events a WatchWorkloads stream may have queued before it is
+    // ended with RESOURCE_EXHAUSTED (the client resumes from its revision).
+    int watch_queue_size = 1000;
+    int pool_threads = 2;
+    // Work queued for the pool gives up after this long when the call
+    // carries no deadline of its own.
+    absl::Duration default_deadline = absl::Seconds(30);
+  };
+  // Told of every finished call: method name, code, latency.
+  using Observer = std::function<void(const char* method, grpc::StatusCode, absl::Duration)>;
+
+  WorkloadMapService(WorkloadIndex& index, expressions::Engine& engine, Options options,
+                     Observer observer = nullptr);
+
+  grpc::ServerUnaryReactor* ResolveWorkload(
+      grpc::CallbackServerContext* context, const workloadmap::v1::ResolveWorkloadRequest* request,
+      workloadmap::v1::ResolveWorkloadResponse* response) override;
+  grpc::ServerUnaryReactor* ListWorkloads(
+      grpc::CallbackServerContext* context, const workloadmap::v1::ListWorkloadsRequest* request,
+      workloadmap::v1::ListWorkloadsResponse* response) override;
+  grpc::ServerUnaryReactor* MutatePodSpecs(
+      grpc::CallbackServerContext* context, const workloadmap::v1::MutatePodSpecsRequest* request,
+      workloadmap::v1::MutatePodSpecsResponse* response) override;
+  grpc::ServerUnaryReactor* GetGangInstructions(
+      grpc::CallbackServerContext* context,
+      const workloadmap::v1::GetGangInstructionsRequest* request,
+      workloadmap::v1::GetGangInstructionsResponse* response) override;
+  grpc::ServerWriteReactor<workloadmap::v1::WorkloadEvent>* WatchWorkloads(
+      grpc::CallbackServerContext* context,
+      const workloadmap::v1::WatchWorkloadsRequest* request) override;
+  grpc::ServerUnaryReactor* ListDefinitions(
+      grpc::CallbackServerContext* context, const workloadmap::v1::ListDefinitionsRequest* request,
+      workloadmap::v1::ListDefinitionsResponse* response) override;
+  grpc::ServerUnaryReactor* ValidateDefinition(
+      grpc::CallbackServerContext* context,
+      const workloadmap::v1::ValidateDefinitionRequest* request,
+      workloadmap::v1::ValidateDefinitionResponse* response) override;
+
+ private:
+  class WatchReactor;
+
+  // Finishes a unary call with `status` and reports it to the observer.
+  void Finish(grpc::ServerUnaryReactor* reactor, const char* method, absl::Time start,
+              const absl::Status& status);
+  // Runs `work` on the pool unless the call is already cancelled or past
+  // its deadline.
+  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, const char* method,
+                                    std::function<absl::Status()> work);
+
+  WorkloadIndex& index_;
+  expressions::Engine& engine_;
+  const Options options_;
+  Observer observer_;
+  WorkPool pool_;
+};
+
+// gRPC's status for an absl one (the codes are the same numbers).
+grpc::Status ToGrpcStatus(const absl::Status& status);
+
+}  // namespace wm::rpc
+
+#endif  // WM_SERVER_RPC_SERVICE_H_

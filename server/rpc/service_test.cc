@@ -1,0 +1,1514 @@
+// The workloadmap.v1 service end to end: a real in-process gRPC server over
+// a WorkloadIndex of a test cluster (or a snapshot), called through a real
+// client stub.
+
+#include "server/rpc/service.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "catalog/catalog.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
+#include "gtest/gtest.h"
+#include "server/common/json_path.h"
+#include "server/common/yaml_json.h"
+#include "server/definitions/registry.h"
+#include "server/expressions/jq_engine.h"
+#include "server/kube/cluster_view.h"
+#include "server/kube/object.h"
+#include "server/kube/store.h"
+#include "server/rpc/cluster.h"
+#include "server/rpc/snapshot_cluster.h"
+#include "server/rpc/workload_index.h"
+#include "workloadmap/v1/service.grpc.pb.h"
+
+namespace wm::rpc {
+namespace {
+
+namespace v1 = workloadmap::v1;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
+
+constexpr char kDemoUid[] = "a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f";
+constexpr char kJobSetDefinition[] = "jobset-x-k8s-io-jobset-v1alpha2";
+
+// ---- Shared fixtures -----------------------------------------------------
+
+expressions::Engine& Engine() {
+  static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
+  return *engine;
+}
+
+std::shared_ptr<definitions::Registry> NewCatalogRegistry() {
+  auto registry = std::make_shared<definitions::Registry>(Engine());
+  absl::Status s = registry->AddDocuments(BuiltinCatalog(), definitions::Origin::kCatalog);
+  EXPECT_TRUE(s.ok()) << s;
+  return registry;
+}
+
+// One catalog registry for the binary: definitions compile on first use,
+// which is slow, so the tests share the compiled ones.
+std::shared_ptr<const definitions::Registry> CatalogRegistry() {
+  static auto* registry = new std::shared_ptr<const definitions::Registry>(NewCatalogRegistry());
+  return *registry;
+}
+
+std::string SourcePath(const std::string& relative) {
+  return std::string(WM_SOURCE_DIR) + "/" + relative;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// The seed: JobSet demo, its Jobs and pods, in file order.
+const std::vector<Json>& Seed() {
+  static auto* seed = new std::vector<Json>(
+      ReadYamlFile(SourcePath("integration_tests/seed/cluster-state.yaml")).value());
+  return *seed;
+}
+
+const Json& SeedObject(const std::string& kind, const std::string& name) {
+  for (const Json& o : Seed()) {
+    if (o["kind"] == kind && o["metadata"]["name"] == name) return o;
+  }
+  ADD_FAILURE() << "no " << kind << " " << name << " in the seed";
+  static const Json* null = new Json();
+  return *null;
+}
+
+std::vector<std::string> SeedJson(const std::string& kind) {
+  std::vector<std::string> out;
+  for (const Json& o : Seed()) {
+    if (o["kind"] == kind) out.push_back(o.dump());
+  }
+  return out;
+}
+
+kube::Gvk GvkOf(const Json& object) {
+  std::pair<std::string, std::string> gv =
+      absl::StrSplit(object["apiVersion"].get<std::string>(), absl::MaxSplits('/', 1));
+  std::string kind = object["kind"];
+  return gv.second.empty() ? kube::Gvk{"", gv.first, kind} : kube::Gvk{gv.first, gv.second, kind};
+}
+
+// A JobSet with one replicated job "worker" (no Jobs or pods yet).
+Json NewJobSet(const std::string& name, const std::string& created,
+               const std::string& namespace_ = "default",
+               const std::map<std::string, std::string>& labels = {}, int replicas = 1) {
+  Json jobset = Json::parse(R"json({
+    "apiVersion": "jobset.x-k8s.io/v1alpha2",
+    "kind": "JobSet",
+    "metadata": {"resourceVersion": "1"},
+    "spec": {"replicatedJobs": [{
+      "name": "worker",
+      "template": {"spec": {"parallelism": 1, "completions": 1, "template": {"spec": {
+        "restartPolicy": "Never",
+        "containers": [{"name": "worker", "image": "registry.example/trainer:1.0",
+                        "resources": {"limits": {"nvidia.com/gpu": "2"}}}]}}}}}]}
+  })json");
+  jobset["metadata"]["name"] = name;
+  jobset["metadata"]["namespace"] = namespace_;
+  jobset["metadata"]["uid"] = absl::StrCat("uid-", namespace_, "-", name);
+  jobset["metadata"]["creationTimestamp"] = created;
+  for (const auto& [k, v] : labels) jobset["metadata"]["labels"][k] = v;
+  jobset["spec"]["replicatedJobs"][0]["replicas"] = replicas;
+  return jobset;
+}
+
+Json ToJson(const google::protobuf::Message& message) {
+  std::string text;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(message, &text).ok());
+  return Json::parse(text);
+}
+
+bool SameMessage(const google::protobuf::Message& a, const google::protobuf::Message& b) {
+  return google::protobuf::util::MessageDifferencer::Equals(a, b);
+}
+
+// ---- A writable test cluster ---------------------------------------------
+
+// A ClusterView whose objects the test adds, changes and deletes.
+class MutableView final : public kube::ClusterView {
+ public:
+  std::vector<kube::Change> Apply(const kube::Gvk& gvk, kube::EventType type, const Json& object) {
+    std::shared_ptr<kube::Store> store;
+    {
+      std::unique_lock lock(mu_);
+      for (auto& [held, s] : stores_) {
+        if (held == gvk) store = s;
+      }
+      if (!store) {
+        store = std::make_shared<kube::Store>();
+        stores_.emplace_back(gvk, store);
+      }
+    }
+    return store->Apply(type, kube::CachedObject::FromJson(
+                                  object, gvk == kube::PodGvk() ? kube::ObjectShape::kCompactPod
+                                                                : kube::ObjectShape::kFull));
+  }
+
+  std::shared_ptr<const kube::Store> StoreFor(const kube::Gvk& gvk) const override {
+    std::unique_lock lock(mu_);
+    for (const auto& [held, store] : stores_) {
+      if (held == gvk) return store;
+    }
+    return nullptr;
+  }
+  bool HasSynced(const kube::Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
+  std::vector<std::pair<kube::Gvk, std::shared_ptr<const kube::Store>>> Stores() const override {
+    std::unique_lock lock(mu_);
+    return {stores_.begin(), stores_.end()};
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::pair<kube::Gvk, std::shared_ptr<kube::Store>>> stores_;
+};
+
+// rpc::Cluster over MutableView; feeds every change to the index as a
+// ClusterCache would, and records applied patches.
+class TestCluster final : public Cluster {
+ public:
+  struct AppliedPatch {
+    kube::Gvk gvk;
+    std::string namespace_, name;
+    Json patch;
+  };
+
+  TestCluster(std::string name, std::shared_ptr<const definitions::Registry> registry)
+      : name_(std::move(name)), registry_(std::move(registry)) {}
+
+  void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
+    kube::Gvk gvk = GvkOf(object);
+    for (const kube::Change& change : view_.Apply(gvk, type, object)) {
+      index.OnChange(name_, gvk, change);
+    }
+  }
+
+  const std::string& name() const override { return name_; }
+  const kube::ClusterView& view() const override { return view_; }
+  std::shared_ptr<const definitions::Registry> definitions() const override { return registry_; }
+  std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
+  bool InitialSyncDone() const override { return true; }
+  std::string KindProblem(const kube::Gvk& gvk) const override {
+    return view_.StoreFor(gvk) ? "" : "not served by the cluster";
+  }
+  std::string Resource(const kube::Gvk& gvk) const override {
+    static const std::map<std::string, std::string> kResources = {
+        {"JobSet", "jobsets"}, {"Job", "jobs"}, {"Pod", "pods"}};
+    auto it = kResources.find(gvk.kind);
+    return it == kResources.end() ? "" : it->second;
+  }
+  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+                                    const std::string& name, const Json& patch) override {
+    std::unique_lock lock(mu_);
+    patches_.push_back({gvk, namespace_, name, patch});
+    return std::string("1001");
+  }
+
+  std::vector<AppliedPatch> patches() const {
+    std::unique_lock lock(mu_);
+    return patches_;
+  }
+
+ private:
+  const std::string name_;
+  std::shared_ptr<const definitions::Registry> registry_;
+  MutableView view_;
+  mutable std::mutex mu_;
+  std::vector<AppliedPatch> patches_;
+};
+
+// ---- The server ------------------------------------------------------------
+
+// A WorkloadIndex over `clusters` (which outlive it), the service over it
+// on a real gRPC server on a loopback port, and a client stub.
+class Harness {
+ public:
+  struct Call {
+    std::string method;
+    grpc::StatusCode code;
+  };
+
+  Harness(const std::vector<Cluster*>& clusters, WorkloadMapService::Options options)
+      : index_(Engine(), WorkloadIndex::Options{}) {
+    for (Cluster* c : clusters) index_.AddCluster(c);
+    index_.Start();
+    service_ = std::make_unique<WorkloadMapService>(
+        index_, Engine(), options,
+        [this](const char* method, grpc::StatusCode code, absl::Duration) {
+          std::unique_lock lock(mu_);
+          calls_.push_back({method, code});
+        });
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(service_.get());
+    server_ = builder.BuildAndStart();
+    EXPECT_NE(server_, nullptr);
+    EXPECT_GT(port, 0);
+    stub_ = v1::WorkloadMap::NewStub(
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+  }
+
+  ~Harness() {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    server_.reset();
+    service_.reset();
+    index_.Stop();
+  }
+
+  WorkloadIndex& index() { return index_; }
+  v1::WorkloadMap::Stub& stub() { return *stub_; }
+  std::vector<Call> calls() const {
+    std::unique_lock lock(mu_);
+    return calls_;
+  }
+
+ private:
+  WorkloadIndex index_;
+  std::unique_ptr<WorkloadMapService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<v1::WorkloadMap::Stub> stub_;
+  mutable std::mutex mu_;
+  std::vector<Call> calls_;
+};
+
+v1::ObjectRef DemoRef() {
+  v1::ObjectRef ref;
+  ref.set_kind("JobSet");
+  ref.set_name("demo");
+  ref.set_namespace_("default");
+  return ref;
+}
+
+// A context whose calls cannot hang the test.
+void SetDeadline(grpc::ClientContext& context, int seconds = 60) {
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(seconds));
+}
+
+class ServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start({}); }
+
+  // A fresh cluster holding the seed (with `registry`), and a server.
+  void Start(WorkloadMapService::Options options,
+             std::shared_ptr<const definitions::Registry> registry = CatalogRegistry()) {
+    harness_.reset();
+    cluster_ = std::make_unique<TestCluster>("test", std::move(registry));
+    harness_ = std::make_unique<Harness>(std::vector<Cluster*>{cluster_.get()}, options);
+    for (const Json& object : Seed()) Apply(kube::EventType::kAdded, object);
+    Sync();
+  }
+
+  void Apply(kube::EventType type, const Json& object) {
+    cluster_->Apply(harness_->index(), type, object);
+  }
+  void Sync() { harness_->index().WaitForIdle(); }
+  v1::WorkloadMap::Stub& stub() { return harness_->stub(); }
+
+  grpc::Status Resolve(const v1::ResolveWorkloadRequest& request,
+                       v1::ResolveWorkloadResponse* response) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    return stub().ResolveWorkload(&context, request, response);
+  }
+  grpc::Status List(const v1::ListWorkloadsRequest& request, v1::ListWorkloadsResponse* response) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    return stub().ListWorkloads(&context, request, response);
+  }
+  grpc::Status Mutate(const v1::MutatePodSpecsRequest& request,
+                      v1::MutatePodSpecsResponse* response) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    return stub().MutatePodSpecs(&context, request, response);
+  }
+  grpc::Status Gang(const v1::GetGangInstructionsRequest& request,
+                    v1::GetGangInstructionsResponse* response) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    return stub().GetGangInstructions(&context, request, response);
+  }
+
+  // The gang of the cached demo JobSet.
+  v1::GangInstructions ResolvedGang() {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    v1::ResolveWorkloadResponse response;
+    EXPECT_TRUE(Resolve(request, &response).ok());
+    return response.workload().gang();
+  }
+
+  // Names of the rows of one page of `request`.
+  std::vector<std::string> ListNames(v1::ListWorkloadsRequest request) {
+    v1::ListWorkloadsResponse response;
+    grpc::Status status = List(request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    std::vector<std::string> names;
+    for (const auto& row : response.workloads()) names.push_back(row.ref().name());
+    return names;
+  }
+
+  std::unique_ptr<TestCluster> cluster_;
+  std::unique_ptr<Harness> harness_;  // destroyed before the cluster
+};
+
+// The instance `id` of component `name` anywhere in the tree.
+const v1::ComponentInstance* FindInstance(const v1::Component& component, const std::string& name,
+                                          const std::string& id) {
+  for (const v1::ComponentInstance& instance : component.instances()) {
+    if (component.name() == name && instance.id() == id) return &instance;
+    for (const v1::Component& child : instance.children()) {
+      if (const auto* found = FindInstance(child, name, id)) return found;
+    }
+  }
+  return nullptr;
+}
+
+int CountPods(const v1::Component& component) {
+  int pods = 0;
+  for (const v1::ComponentInstance& instance : component.instances()) {
+    pods += instance.pods_size();
+    for (const v1::Component& child : instance.children()) pods += CountPods(child);
+  }
+  return pods;
+}
+
+std::string Counts(const v1::ReplicaCounts& c) {
+  return absl::StrCat(c.desired(), "/", c.current(), "/", c.ready());
+}
+
+#define EXPECT_CODE(status, code, substring)                                             \
+  do {                                                                                   \
+    grpc::Status s_ = (status);                                                          \
+    EXPECT_EQ(s_.error_code(), grpc::StatusCode::code) << s_.error_message();            \
+    EXPECT_THAT(s_.error_message(), HasSubstr(substring)) << "code " << s_.error_code(); \
+  } while (0)
+
+// ---- ResolveWorkload ------------------------------------------------------
+
+TEST_F(ServiceTest, ResolveByRef) {
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const v1::ResolvedWorkload& w = response.workload();
+
+  EXPECT_EQ(w.ref().cluster(), "test");
+  EXPECT_EQ(w.ref().namespace_(), "default");
+  EXPECT_EQ(w.ref().group(), "jobset.x-k8s.io");
+  EXPECT_EQ(w.ref().version(), "v1alpha2");
+  EXPECT_EQ(w.ref().kind(), "JobSet");
+  EXPECT_EQ(w.ref().name(), "demo");
+  EXPECT_EQ(w.ref().uid(), kDemoUid);
+  EXPECT_EQ(w.definition().name(), kJobSetDefinition);
+  EXPECT_EQ(w.definition().origin(), "catalog");
+  EXPECT_THAT(w.status().matched_statuses(), ElementsAre("Running"));
+  EXPECT_EQ(w.creation_timestamp(), "2026-11-30T12:00:00Z");
+  EXPECT_EQ(w.resource_version(), "1000");
+  EXPECT_EQ(w.resources().quantities().at("nvidia.com/gpu"), 12);
+  EXPECT_THAT(w.nodes(), UnorderedElementsAre("gpu-node-1", "gpu-node-2", "gpu-node-3"));
+
+  // The root "jobset" with one instance holding the replicated jobs.
+  EXPECT_EQ(w.root().name(), "jobset");
+  ASSERT_EQ(w.root().instances_size(), 1);
+  ASSERT_EQ(w.root().instances(0).children_size(), 1);
+  const v1::Component& jobs = w.root().instances(0).children(0);
+  EXPECT_EQ(jobs.name(), "replicatedjob");
+  EXPECT_TRUE(jobs.has_pod_definition());
+  EXPECT_EQ(jobs.kind().kind(), "Job");
+  ASSERT_EQ(jobs.instances_size(), 2);
+  EXPECT_EQ(jobs.instances(0).id(), "leader");
+  EXPECT_EQ(jobs.instances(1).id(), "worker");
+  EXPECT_EQ(Counts(jobs.instances(0).replicas()), "1/1/1");
+  EXPECT_EQ(Counts(jobs.instances(1).replicas()), "2/2/2");
+  EXPECT_EQ(Counts(jobs.replicas()), "3/3/3");
+  EXPECT_EQ(jobs.instances(0).resources().quantities().at("nvidia.com/gpu"), 4);
+  EXPECT_EQ(jobs.instances(1).resources().quantities().at("nvidia.com/gpu"), 8);
+  EXPECT_EQ(jobs.instances(1).pod_resources().quantities().at("nvidia.com/gpu"), 4);
+
+  // include_pods is false: counts but no pods.
+  EXPECT_EQ(CountPods(w.root()), 0);
+
+  // The revision is that of the published view.
+  auto view = harness_->index().Get(
+      {"test", {"jobset.x-k8s.io", "v1alpha2", "JobSet"}, kube::ObjectKey("default", "demo")});
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(response.revision(), view->revision);
+  EXPECT_GT(response.revision(), 0u);
+}
+
+TEST_F(ServiceTest, ResolveWithPods) {
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.set_include_pods(true);
+  v1::ResolveWorkloadResponse response;
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  const auto* leader = FindInstance(response.workload().root(), "replicatedjob", "leader");
+  const auto* worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
+  ASSERT_NE(leader, nullptr);
+  ASSERT_NE(worker, nullptr);
+  ASSERT_EQ(leader->pods_size(), 1);
+  EXPECT_EQ(leader->pods(0).name(), "demo-leader-0-0-x0l");
+  EXPECT_EQ(leader->pods(0).node(), "gpu-node-1");
+  EXPECT_EQ(leader->pods(0).phase(), "Running");
+  EXPECT_TRUE(leader->pods(0).ready());
+  EXPECT_EQ(leader->pods(0).resources().quantities().at("nvidia.com/gpu"), 4);
+  std::vector<std::string> workers;
+  for (const auto& pod : worker->pods()) workers.push_back(pod.name());
+  EXPECT_THAT(workers, UnorderedElementsAre("demo-worker-0-0-x0w", "demo-worker-1-0-x1w"));
+
+  // pod_limit 1: at most one pod per instance; the counts still cover all.
+  request.set_pod_limit(1);
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  leader = FindInstance(response.workload().root(), "replicatedjob", "leader");
+  worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
+  ASSERT_NE(leader, nullptr);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(leader->pods_size(), 1);
+  EXPECT_EQ(worker->pods_size(), 1);
+  EXPECT_EQ(Counts(worker->replicas()), "2/2/2");
+  EXPECT_EQ(CountPods(response.workload().root()), 2);
+}
+
+TEST_F(ServiceTest, ResolveByResource) {
+  v1::ResolveWorkloadRequest request;
+  request.mutable_ref()->set_resource("jobsets");
+  request.mutable_ref()->set_name("demo");
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().ref().kind(), "JobSet");
+  EXPECT_EQ(response.workload().ref().uid(), kDemoUid);
+  EXPECT_EQ(response.workload().resources().quantities().at("nvidia.com/gpu"), 12);
+
+  // With the group as well.
+  request.mutable_ref()->set_group("jobset.x-k8s.io");
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  EXPECT_EQ(response.workload().ref().name(), "demo");
+}
+
+TEST_F(ServiceTest, ResolveTopOwner) {
+  v1::ResolveWorkloadRequest request;
+  request.mutable_ref()->set_kind("Pod");
+  request.mutable_ref()->set_name("demo-worker-0-0-x0w");
+
+  // Without top_owner the pod is resolved as itself (the catalog's Pod).
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().ref().kind(), "Pod");
+  EXPECT_EQ(response.workload().definition().name(), "core-pod-v1");
+
+  request.set_top_owner(true);
+  status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().ref().kind(), "JobSet");
+  EXPECT_EQ(response.workload().ref().name(), "demo");
+  EXPECT_EQ(response.workload().ref().uid(), kDemoUid);
+  EXPECT_EQ(response.workload().definition().name(), kJobSetDefinition);
+
+  // From a Job of the JobSet too. Two definitions cover a kind "Job"
+  // (batch and Volcano's), so the group is needed.
+  request.mutable_ref()->set_kind("Job");
+  request.mutable_ref()->set_name("demo-worker-1");
+  EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+              "ref: kind \"Job\" is in groups batch, batch.volcano.sh; set group");
+  request.mutable_ref()->set_group("batch");
+  status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.workload().ref().kind(), "JobSet");
+  EXPECT_EQ(response.workload().ref().name(), "demo");
+}
+
+TEST_F(ServiceTest, ResolveInline) {
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  for (const std::string& pod : SeedJson("Pod")) request.mutable_inline_()->add_pod_json(pod);
+  for (const std::string& job : SeedJson("Job")) request.mutable_inline_()->add_owner_json(job);
+  request.set_include_pods(true);
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const v1::ResolvedWorkload& w = response.workload();
+  EXPECT_EQ(response.revision(), 0u);
+  EXPECT_EQ(w.ref().kind(), "JobSet");
+  EXPECT_EQ(w.ref().name(), "demo");
+  EXPECT_EQ(w.ref().cluster(), "test");
+  EXPECT_THAT(w.status().matched_statuses(), ElementsAre("Running"));
+  EXPECT_EQ(w.resources().quantities().at("nvidia.com/gpu"), 12);
+  const auto* leader = FindInstance(w.root(), "replicatedjob", "leader");
+  const auto* worker = FindInstance(w.root(), "replicatedjob", "worker");
+  ASSERT_NE(leader, nullptr);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(Counts(leader->replicas()), "1/1/1");
+  EXPECT_EQ(Counts(worker->replicas()), "2/2/2");
+  EXPECT_EQ(CountPods(w.root()), 3);
+
+  // The same as the cached view by reference.
+  v1::ResolveWorkloadRequest by_ref;
+  *by_ref.mutable_ref() = DemoRef();
+  by_ref.set_include_pods(true);
+  v1::ResolveWorkloadResponse cached;
+  ASSERT_TRUE(Resolve(by_ref, &cached).ok());
+  EXPECT_TRUE(SameMessage(cached.workload().root(), w.root()));
+  EXPECT_TRUE(SameMessage(cached.workload().gang(), w.gang()));
+
+  // Without pods or owners, the spec still gives the desired scale.
+  v1::ResolveWorkloadRequest bare;
+  bare.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  ASSERT_TRUE(Resolve(bare, &response).ok());
+  worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(Counts(worker->replicas()), "2/0/0");
+}
+
+TEST_F(ServiceTest, ResolveErrors) {
+  v1::ResolveWorkloadResponse response;
+  {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.mutable_ref()->set_name("nope");
+    EXPECT_CODE(Resolve(request, &response), NOT_FOUND, "JobSet default/nope not found");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.mutable_ref()->set_cluster("elsewhere");
+    EXPECT_CODE(Resolve(request, &response), NOT_FOUND, "cluster \"elsewhere\" is not served");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.mutable_ref()->set_kind("ConfigMap");
+    EXPECT_CODE(Resolve(request, &response), FAILED_PRECONDITION,
+                "ref: no definition covers kind \"ConfigMap\"");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT, "ref or inline is required");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_ref()->set_kind("JobSet");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT, "ref: name is required");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_ref()->set_name("demo");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT, "ref: kind or resource is required");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.set_include_pods(true);
+    request.set_pod_limit(-1);
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT, "pod_limit is negative");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_inline_()->set_object_json("[1, 2]");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                "inline.object_json is not a JSON object");
+    request.mutable_inline_()->set_object_json("{not json");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                "inline.object_json is not a JSON object");
+    request.mutable_inline_()->set_object_json(R"({"kind": "JobSet"})");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                "inline.object_json: apiVersion and kind are required");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+    request.mutable_inline_()->add_pod_json(SeedJson("Pod")[0]);
+    request.mutable_inline_()->add_pod_json("\"a string\"");
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                "inline.pod_json[1] is not a JSON object");
+  }
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_inline_()->set_object_json(
+        R"({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}})");
+    EXPECT_CODE(Resolve(request, &response), FAILED_PRECONDITION,
+                "no definition covers v1/ConfigMap");
+  }
+
+  // The observer saw each call with its code.
+  std::vector<Harness::Call> calls = harness_->calls();
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.front().method, "ResolveWorkload");
+  EXPECT_EQ(calls.front().code, grpc::StatusCode::NOT_FOUND);
+}
+
+// Two file definitions for the JobSet kind make it ambiguous.
+TEST_F(ServiceTest, TwoDefinitionsForOneKind) {
+  auto registry = NewCatalogRegistry();
+  Json definition =
+      ReadYamlFile(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml")).value().at(0);
+  std::vector<std::pair<std::string, std::string>> docs;
+  for (const std::string name : {"jobset-copy-a", "jobset-copy-b"}) {
+    definition["metadata"]["name"] = name;
+    docs.emplace_back(name + ".yaml", definition.dump());
+  }
+  ASSERT_TRUE(registry->AddDocuments(docs, definitions::Origin::kFile).ok());
+  Start({}, registry);
+
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << status.error_message();
+  EXPECT_THAT(status.error_message(), HasSubstr("ambiguous: 2 file definitions cover"));
+  EXPECT_THAT(status.error_message(), HasSubstr("jobset-copy-a"));
+  EXPECT_THAT(status.error_message(), HasSubstr("jobset-copy-b"));
+
+  // Inline objects of the kind too.
+  v1::ResolveWorkloadRequest inline_request;
+  inline_request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  EXPECT_CODE(Resolve(inline_request, &response), FAILED_PRECONDITION, "ambiguous");
+
+  // The workload is still listed, with the error.
+  v1::ListWorkloadsResponse list;
+  ASSERT_TRUE(List({}, &list).ok());
+  ASSERT_EQ(list.workloads_size(), 1);
+  EXPECT_EQ(list.workloads(0).ref().name(), "demo");
+  EXPECT_THAT(list.workloads(0).error(), HasSubstr("ambiguous"));
+}
+
+// ---- ListWorkloads ----------------------------------------------------------
+
+TEST_F(ServiceTest, ListOnlyTopLevel) {
+  v1::ListWorkloadsResponse response;
+  grpc::Status status = List({}, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  // Jobs and Pods are covered kinds, but they belong to the JobSet.
+  ASSERT_EQ(response.workloads_size(), 1);
+  const v1::WorkloadSummary& row = response.workloads(0);
+  EXPECT_EQ(row.ref().kind(), "JobSet");
+  EXPECT_EQ(row.ref().name(), "demo");
+  EXPECT_EQ(row.ref().uid(), kDemoUid);
+  EXPECT_EQ(row.definition(), kJobSetDefinition);
+  EXPECT_THAT(row.matched_statuses(), ElementsAre("Running"));
+  EXPECT_EQ(row.gpus(), 12);
+  EXPECT_EQ(row.creation_timestamp(), "2026-11-30T12:00:00Z");
+  EXPECT_TRUE(row.error().empty());
+  ASSERT_EQ(row.components_size(), 2);
+  EXPECT_EQ(row.components(0).name(), "replicatedjob");
+  EXPECT_EQ(row.components(0).instance_id(), "leader");
+  EXPECT_EQ(Counts(row.components(0).replicas()), "1/1/1");
+  EXPECT_EQ(row.components(0).gpus(), 4);
+  EXPECT_EQ(row.components(1).name(), "replicatedjob");
+  EXPECT_EQ(row.components(1).instance_id(), "worker");
+  EXPECT_EQ(Counts(row.components(1).replicas()), "2/2/2");
+  EXPECT_EQ(row.components(1).gpus(), 8);
+  EXPECT_TRUE(response.next_page_token().empty());
+  EXPECT_EQ(response.revision(), harness_->index().revision());
+
+  // The index does hold the Jobs and Pods, as non-top-level views.
+  int jobs = 0, pods = 0;
+  for (const auto& view : harness_->index().List()) {
+    if (view->id.gvk.kind == "Job" || view->id.gvk.kind == "Pod") {
+      EXPECT_FALSE(view->top_level) << view->id.key;
+      ++(view->id.gvk.kind == "Job" ? jobs : pods);
+    }
+  }
+  EXPECT_EQ(jobs, 3);
+  EXPECT_EQ(pods, 3);
+
+  // A Job or Pod filter lists nothing; a standalone Pod is a row of its own.
+  v1::ListWorkloadsRequest request;
+  request.add_kinds("Job");
+  request.add_kinds("pods");
+  EXPECT_THAT(ListNames(request), IsEmpty());
+  Json pod = SeedObject("Pod", "demo-worker-0-0-x0w");
+  pod["metadata"]["name"] = "standalone";
+  pod["metadata"]["uid"] = "uid-standalone";
+  pod["metadata"].erase("ownerReferences");
+  Apply(kube::EventType::kAdded, pod);
+  Sync();
+  EXPECT_THAT(ListNames(request), ElementsAre("standalone"));
+}
+
+class ListTest : public ServiceTest {
+ protected:
+  void SetUp() override {
+    ServiceTest::SetUp();
+    AddJobSets();
+  }
+  void AddJobSets() {
+    // With demo (2026-11-30): five workloads, newest first
+    // e, d, c, b, demo.
+    Apply(kube::EventType::kAdded,
+          NewJobSet("b", "2026-12-01T00:00:00Z", "default", {{"team", "a"}}));
+    Apply(kube::EventType::kAdded,
+          NewJobSet("c", "2026-12-02T00:00:00Z", "team-a", {{"team", "a"}, {"tier", "gold"}}));
+    Apply(kube::EventType::kAdded,
+          NewJobSet("d", "2026-12-03T00:00:00Z", "team-b", {{"team", "b"}}));
+    Apply(kube::EventType::kAdded, NewJobSet("e", "2026-12-04T00:00:00Z", "default", {}, 3));
+    Sync();
+  }
+};
+
+TEST_F(ListTest, NewestFirst) {
+  v1::ListWorkloadsResponse response;
+  ASSERT_TRUE(List({}, &response).ok());
+  std::vector<std::string> names;
+  for (const auto& row : response.workloads()) names.push_back(row.ref().name());
+  EXPECT_THAT(names, ElementsAre("e", "d", "c", "b", "demo"));
+  EXPECT_TRUE(response.next_page_token().empty());
+  // e: 3 worker replicas of 2 GPUs, no pods yet.
+  const v1::WorkloadSummary& e = response.workloads(0);
+  EXPECT_EQ(e.gpus(), 6);
+  EXPECT_THAT(e.matched_statuses(), ElementsAre("Initializing"));
+  ASSERT_EQ(e.components_size(), 1);
+  EXPECT_EQ(e.components(0).instance_id(), "worker");
+  EXPECT_EQ(Counts(e.components(0).replicas()), "3/0/0");
+  EXPECT_GT(response.workloads(4).age_seconds(), 0);
+}
+
+TEST_F(ListTest, Filters) {
+  v1::ListWorkloadsRequest request;
+  request.set_namespace_("team-a");
+  EXPECT_THAT(ListNames(request), ElementsAre("c"));
+
+  for (const std::string kind : {"JobSet", "jobset.x-k8s.io/JobSet", "jobsets"}) {
+    request = {};
+    request.add_kinds(kind);
+    EXPECT_THAT(ListNames(request), ElementsAre("e", "d", "c", "b", "demo")) << kind;
+  }
+  request = {};
+  request.add_kinds("Deployment");
+  request.add_kinds("batch/Job");
+  EXPECT_THAT(ListNames(request), IsEmpty());
+
+  request = {};
+  request.add_statuses("Running");
+  EXPECT_THAT(ListNames(request), ElementsAre("demo"));
+  request.add_statuses("Initializing");
+  EXPECT_THAT(ListNames(request), ElementsAre("e", "d", "c", "b", "demo"));
+  request = {};
+  request.add_statuses("Failed");
+  EXPECT_THAT(ListNames(request), IsEmpty());
+
+  request = {};
+  request.set_label_selector("team=a");
+  EXPECT_THAT(ListNames(request), ElementsAre("c", "b"));
+  request.set_label_selector("team in (a,b),tier!=gold");
+  EXPECT_THAT(ListNames(request), ElementsAre("d", "b"));
+  request.set_label_selector("!team");
+  EXPECT_THAT(ListNames(request), ElementsAre("e", "demo"));
+
+  // Filters combine.
+  request = {};
+  request.set_namespace_("default");
+  request.add_kinds("jobsets");
+  request.set_label_selector("team");
+  EXPECT_THAT(ListNames(request), ElementsAre("b"));
+
+  request = {};
+  request.set_cluster("test");
+  EXPECT_THAT(ListNames(request), ElementsAre("e", "d", "c", "b", "demo"));
+}
+
+TEST_F(ListTest, Errors) {
+  v1::ListWorkloadsResponse response;
+  v1::ListWorkloadsRequest request;
+  request.set_label_selector("team in (a");
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT, "label_selector");
+  request = {};
+  request.add_statuses("Sleeping");
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT, "statuses: unknown status \"Sleeping\"");
+  request = {};
+  request.set_page_token("not a token!");
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT, "page_token");
+  request = {};
+  request.set_page_size(-1);
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT, "page_size");
+  request = {};
+  request.set_cluster("elsewhere");
+  EXPECT_CODE(List(request, &response), NOT_FOUND, "cluster \"elsewhere\"");
+}
+
+TEST_F(ListTest, Paging) {
+  v1::ListWorkloadsRequest request;
+  request.set_page_size(2);
+  std::vector<std::string> names;
+  std::vector<int> page_sizes;
+  for (int page = 0; page < 10; ++page) {
+    v1::ListWorkloadsResponse response;
+    grpc::Status status = List(request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    page_sizes.push_back(response.workloads_size());
+    for (const auto& row : response.workloads()) names.push_back(row.ref().name());
+    if (response.next_page_token().empty()) break;
+    request.set_page_token(response.next_page_token());
+  }
+  EXPECT_THAT(page_sizes, ElementsAre(2, 2, 1));
+  EXPECT_THAT(names, ElementsAre("e", "d", "c", "b", "demo"));
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), 5u);
+
+  // A page of exactly the remaining rows is the last one.
+  request = {};
+  request.set_page_size(5);
+  v1::ListWorkloadsResponse response;
+  ASSERT_TRUE(List(request, &response).ok());
+  EXPECT_EQ(response.workloads_size(), 5);
+  EXPECT_TRUE(response.next_page_token().empty());
+
+  // Paging with a filter pages the filtered rows.
+  request = {};
+  request.set_page_size(1);
+  request.set_label_selector("team");
+  names.clear();
+  for (int page = 0; page < 10; ++page) {
+    ASSERT_TRUE(List(request, &response).ok());
+    for (const auto& row : response.workloads()) names.push_back(row.ref().name());
+    if (response.next_page_token().empty()) break;
+    request.set_page_token(response.next_page_token());
+  }
+  EXPECT_THAT(names, ElementsAre("d", "c", "b"));
+}
+
+TEST_F(ListTest, PageSizeIsClamped) {
+  Start({.max_page_size = 3});
+  AddJobSets();
+  v1::ListWorkloadsRequest request;
+  request.set_page_size(100);
+  v1::ListWorkloadsResponse response;
+  ASSERT_TRUE(List(request, &response).ok());
+  EXPECT_EQ(response.workloads_size(), 3);
+  EXPECT_FALSE(response.next_page_token().empty());
+  // 0 is the default of 100, clamped as well.
+  request.set_page_size(0);
+  ASSERT_TRUE(List(request, &response).ok());
+  EXPECT_EQ(response.workloads_size(), 3);
+  request.set_page_token(response.next_page_token());
+  ASSERT_TRUE(List(request, &response).ok());
+  ASSERT_EQ(response.workloads_size(), 2);
+  EXPECT_EQ(response.workloads(0).ref().name(), "b");
+  EXPECT_EQ(response.workloads(1).ref().name(), "demo");
+  EXPECT_TRUE(response.next_page_token().empty());
+}
+
+// ---- MutatePodSpecs ---------------------------------------------------------
+
+TEST_F(ServiceTest, MutateSchedulerNameDryRun) {
+  v1::MutatePodSpecsRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.add_changes()->set_scheduler_name("kai-scheduler");
+  v1::MutatePodSpecsResponse response;
+  grpc::Status status = Mutate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_FALSE(response.applied());
+  EXPECT_TRUE(response.resource_version().empty());
+
+  Json object = ToJson(response.result().object());
+  ASSERT_EQ(object["spec"]["replicatedJobs"].size(), 2u);
+  for (const Json& job : object["spec"]["replicatedJobs"]) {
+    EXPECT_EQ(job["template"]["spec"]["template"]["spec"]["schedulerName"], "kai-scheduler")
+        << job.dump();
+    // The rest of the template is kept.
+    EXPECT_EQ(job["template"]["spec"]["template"]["spec"]["restartPolicy"], "Never");
+  }
+  EXPECT_EQ(object["metadata"]["name"], "demo");
+
+  Json patch = ToJson(response.result().patch());
+  ASSERT_EQ(patch.size(), 2u) << patch.dump();
+  std::set<std::string> paths;
+  for (const Json& op : patch) {
+    EXPECT_TRUE(op["op"] == "add" || op["op"] == "replace") << op.dump();
+    EXPECT_EQ(op["value"], "kai-scheduler");
+    paths.insert(op["path"].get<std::string>());
+  }
+  EXPECT_THAT(paths, UnorderedElementsAre(
+                         "/spec/replicatedJobs/0/template/spec/template/spec/schedulerName",
+                         "/spec/replicatedJobs/1/template/spec/template/spec/schedulerName"));
+
+  // A dry run: nothing was patched, the cached object is unchanged.
+  EXPECT_THAT(cluster_->patches(), IsEmpty());
+  auto cached = cluster_->view()
+                    .StoreFor({"jobset.x-k8s.io", "v1alpha2", "JobSet"})
+                    ->Get(kube::ObjectKey("default", "demo"));
+  ASSERT_NE(cached, nullptr);
+  EXPECT_EQ(
+      Find(*cached->Document(), {"spec", "replicatedJobs"})->at(0).dump().find("schedulerName"),
+      std::string::npos);
+}
+
+TEST_F(ServiceTest, MutateLabelsMerge) {
+  Json jobset = SeedObject("JobSet", "demo");
+  jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["metadata"]["labels"] = {
+      {"existing", "1"}};
+  v1::MutatePodSpecsRequest request;
+  request.mutable_inline_()->set_object_json(jobset.dump());
+  v1::PodTemplateChange* change = request.add_changes();
+  change->set_component("replicatedjob");
+  change->set_instance_id("leader");
+  (*change->mutable_labels())["team"] = "a";
+  (*change->mutable_node_selector())["pool"] = "h100";
+  v1::MutatePodSpecsResponse response;
+  grpc::Status status = Mutate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  Json object = ToJson(response.result().object());
+  const Json& leader = object["spec"]["replicatedJobs"][0]["template"]["spec"]["template"];
+  const Json& worker = object["spec"]["replicatedJobs"][1]["template"]["spec"]["template"];
+  EXPECT_EQ(leader["metadata"]["labels"], Json({{"existing", "1"}, {"team", "a"}}));
+  EXPECT_EQ(leader["spec"]["nodeSelector"], Json({{"pool", "h100"}}));
+  // Only the leader instance was selected.
+  EXPECT_FALSE(worker.contains("metadata")) << worker.dump();
+  EXPECT_FALSE(worker["spec"].contains("nodeSelector"));
+  Json patch = ToJson(response.result().patch());
+  for (const Json& op : patch) {
+    EXPECT_TRUE(absl::StartsWith(op["path"].get<std::string>(), "/spec/replicatedJobs/0/"))
+        << op.dump();
+  }
+}
+
+TEST_F(ServiceTest, MutateSuspend) {
+  v1::MutatePodSpecsRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.set_suspend(v1::MutatePodSpecsRequest::SUSPEND);
+  v1::MutatePodSpecsResponse response;
+  grpc::Status status = Mutate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  Json object = ToJson(response.result().object());
+  EXPECT_EQ(object["spec"]["suspend"], true);
+  Json patch = ToJson(response.result().patch());
+  EXPECT_EQ(patch, Json::parse(R"([{"op": "add", "path": "/spec/suspend", "value": true}])"));
+
+  // Resume sets it back to false.
+  Json suspended = SeedObject("JobSet", "demo");
+  suspended["spec"]["suspend"] = true;
+  request.mutable_inline_()->set_object_json(suspended.dump());
+  request.set_suspend(v1::MutatePodSpecsRequest::RESUME);
+  ASSERT_TRUE(Mutate(request, &response).ok());
+  EXPECT_EQ(ToJson(response.result().object())["spec"]["suspend"], false);
+}
+
+TEST_F(ServiceTest, MutateApply) {
+  v1::MutatePodSpecsRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.add_changes()->set_priority_class_name("high");
+  request.set_apply(true);
+  v1::MutatePodSpecsResponse response;
+  grpc::Status status = Mutate(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(response.applied());
+  EXPECT_EQ(response.resource_version(), "1001");
+  auto patches = cluster_->patches();
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].gvk.kind, "JobSet");
+  EXPECT_EQ(patches[0].namespace_, "default");
+  EXPECT_EQ(patches[0].name, "demo");
+  // Guarded by the resourceVersion it was computed from, then the patch.
+  ASSERT_EQ(patches[0].patch.size(), 3u) << patches[0].patch.dump();
+  EXPECT_EQ(patches[0].patch[0],
+            Json::parse(R"({"op": "test", "path": "/metadata/resourceVersion", "value": "1000"})"));
+  EXPECT_EQ(patches[0].patch[1]["value"], "high");
+}
+
+TEST_F(ServiceTest, MutateErrors) {
+  v1::MutatePodSpecsResponse response;
+  {
+    v1::MutatePodSpecsRequest request;
+    *request.mutable_ref() = DemoRef();
+    v1::PodTemplateChange* change = request.add_changes();
+    change->set_component("nope");
+    change->set_scheduler_name("kai-scheduler");
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT, "no component \"nope\"");
+  }
+  {
+    v1::MutatePodSpecsRequest request;
+    *request.mutable_ref() = DemoRef();
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT, "changes: nothing to change");
+    request.add_changes()->set_component("replicatedjob");
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT, "changes[0]: changes nothing");
+  }
+  {
+    v1::MutatePodSpecsRequest request;
+    request.add_changes()->set_scheduler_name("kai-scheduler");
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT, "ref or inline is required");
+    request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+    request.set_apply(true);
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT, "apply: only a ref target");
+  }
+  {
+    v1::MutatePodSpecsRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.mutable_ref()->set_name("nope");
+    request.add_changes()->set_scheduler_name("kai-scheduler");
+    EXPECT_CODE(Mutate(request, &response), NOT_FOUND, "JobSet default/nope not found");
+  }
+  EXPECT_THAT(cluster_->patches(), IsEmpty());
+}
+
+TEST(SnapshotServiceTest, MutateApplyIsReadOnly) {
+  // The seed's running state alone (the seed directory also holds the
+  // unstarted JobSet of the same name).
+  std::string dir = ::testing::TempDir() + "/rpc_service_test_snapshot";
+  std::filesystem::create_directories(dir);
+  std::filesystem::copy_file(SourcePath("integration_tests/seed/cluster-state.yaml"),
+                             dir + "/cluster-state.yaml",
+                             std::filesystem::copy_options::overwrite_existing);
+  auto snapshot = SnapshotCluster::Load(dir, CatalogRegistry());
+  ASSERT_TRUE(snapshot.ok()) << snapshot.status();
+  EXPECT_EQ((*snapshot)->size(), 7u);
+  Harness harness({snapshot->get()}, {});
+  (*snapshot)->Feed(harness.index());
+  harness.index().WaitForIdle();
+
+  // Reads work as over the live cluster.
+  {
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    v1::ResolveWorkloadResponse response;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = harness.stub().ResolveWorkload(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.workload().ref().cluster(), "snapshot");
+    EXPECT_EQ(response.workload().resources().quantities().at("nvidia.com/gpu"), 12);
+  }
+  {
+    v1::ListWorkloadsRequest request;
+    request.add_kinds("jobsets");  // the snapshot derives resources from kinds
+    v1::ListWorkloadsResponse response;
+    grpc::ClientContext context;
+    SetDeadline(context);
+    ASSERT_TRUE(harness.stub().ListWorkloads(&context, request, &response).ok());
+    ASSERT_EQ(response.workloads_size(), 1);
+    EXPECT_EQ(response.workloads(0).ref().name(), "demo");
+  }
+
+  v1::MutatePodSpecsRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.add_changes()->set_scheduler_name("kai-scheduler");
+  v1::MutatePodSpecsResponse response;
+  {
+    // A dry run works.
+    grpc::ClientContext context;
+    SetDeadline(context);
+    grpc::Status status = harness.stub().MutatePodSpecs(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(ToJson(response.result().patch()).size(), 2u);
+  }
+  request.set_apply(true);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  EXPECT_CODE(harness.stub().MutatePodSpecs(&context, request, &response), FAILED_PRECONDITION,
+              "read-only");
+}
+
+// ---- GetGangInstructions ----------------------------------------------------
+
+constexpr char kDemoPodGroup[] = "pg-a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f-jobset";
+
+// JobSet's gang: one podGroup "jobset" for every pod, no subgroups; its
+// minimum is the JobSet's replicas at desired scale (1 leader + 2 workers).
+void ExpectDemoPodGroup(const v1::GangInstructions& gang) {
+  ASSERT_EQ(gang.pod_groups_size(), 1);
+  const v1::PodGroup& group = gang.pod_groups(0);
+  EXPECT_EQ(group.name(), kDemoPodGroup);
+  EXPECT_EQ(group.form(), "podGroup");
+  ASSERT_TRUE(group.has_min_member());
+  EXPECT_EQ(group.min_member(), 3);
+  EXPECT_FALSE(group.has_min_sub_group());
+  EXPECT_EQ(group.sub_groups_size(), 0);
+}
+
+TEST_F(ServiceTest, GangForPodRef) {
+  v1::GetGangInstructionsRequest request;
+  request.mutable_pod()->set_name("demo-worker-1-0-x1w");  // kind defaults to Pod
+  v1::GetGangInstructionsResponse response;
+  grpc::Status status = Gang(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectDemoPodGroup(response.gang());
+  EXPECT_EQ(response.top_owner().kind(), "JobSet");
+  EXPECT_EQ(response.top_owner().name(), "demo");
+  EXPECT_EQ(response.top_owner().uid(), kDemoUid);
+  const v1::PodGangAssignment& a = response.assignment();
+  EXPECT_EQ(a.pod(), "demo-worker-1-0-x1w");
+  EXPECT_EQ(a.pod_group(), kDemoPodGroup);
+  EXPECT_EQ(a.sub_group(), "");
+  EXPECT_EQ(a.component(), "replicatedjob");
+  EXPECT_EQ(a.error(), "");
+
+  // What the resolved workload says of that pod.
+  v1::GangInstructions resolved = ResolvedGang();
+  EXPECT_TRUE(SameMessage(resolved, response.gang()));
+  bool found = false;
+  for (const auto& assignment : resolved.assignments()) {
+    if (assignment.pod() != a.pod()) continue;
+    found = true;
+    EXPECT_TRUE(SameMessage(assignment, a));
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST_F(ServiceTest, GangForWorkloadRef) {
+  v1::GetGangInstructionsRequest request;
+  *request.mutable_workload() = DemoRef();
+  v1::GetGangInstructionsResponse response;
+  grpc::Status status = Gang(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectDemoPodGroup(response.gang());
+  EXPECT_FALSE(response.has_assignment());
+  EXPECT_EQ(response.top_owner().name(), "demo");
+  std::vector<std::string> pods;
+  for (const auto& a : response.gang().assignments()) {
+    pods.push_back(a.pod());
+    EXPECT_EQ(a.pod_group(), kDemoPodGroup);
+    EXPECT_EQ(a.sub_group(), "");
+    EXPECT_EQ(a.component(), "replicatedjob");
+  }
+  EXPECT_THAT(pods, UnorderedElementsAre("demo-leader-0-0-x0l", "demo-worker-0-0-x0w",
+                                         "demo-worker-1-0-x1w"));
+  EXPECT_TRUE(SameMessage(ResolvedGang(), response.gang()));
+}
+
+TEST_F(ServiceTest, GangForInlinePod) {
+  v1::GetGangInstructionsRequest request;
+  request.mutable_inline_pod()->set_pod_json(SeedObject("Pod", "demo-leader-0-0-x0l").dump());
+  request.mutable_inline_pod()->set_top_owner_json(SeedObject("JobSet", "demo").dump());
+  v1::GetGangInstructionsResponse response;
+  grpc::Status status = Gang(request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ExpectDemoPodGroup(response.gang());
+  EXPECT_EQ(response.top_owner().kind(), "JobSet");
+  EXPECT_EQ(response.top_owner().uid(), kDemoUid);
+  EXPECT_EQ(response.assignment().pod(), "demo-leader-0-0-x0l");
+  EXPECT_EQ(response.assignment().pod_group(), kDemoPodGroup);
+  EXPECT_EQ(response.assignment().sub_group(), "");
+  EXPECT_EQ(response.assignment().component(), "replicatedjob");
+
+  // The same group and assignment as for the cached pod.
+  v1::GetGangInstructionsRequest by_ref;
+  by_ref.mutable_pod()->set_name("demo-leader-0-0-x0l");
+  v1::GetGangInstructionsResponse cached;
+  ASSERT_TRUE(Gang(by_ref, &cached).ok());
+  EXPECT_TRUE(SameMessage(cached.gang().pod_groups(0), response.gang().pod_groups(0)));
+  EXPECT_TRUE(SameMessage(cached.assignment(), response.assignment()));
+}
+
+TEST_F(ServiceTest, GangErrors) {
+  v1::GetGangInstructionsResponse response;
+  v1::GetGangInstructionsRequest request;
+  EXPECT_CODE(Gang(request, &response), INVALID_ARGUMENT,
+              "pod, workload or inline_pod is required");
+  request.mutable_pod()->set_name("nope");
+  EXPECT_CODE(Gang(request, &response), NOT_FOUND, "Pod default/nope not found");
+  request.mutable_inline_pod()->set_pod_json("{}");
+  request.mutable_inline_pod()->set_top_owner_json("");
+  EXPECT_CODE(Gang(request, &response), INVALID_ARGUMENT, "inline_pod.top_owner_json is empty");
+}
+
+// ---- WatchWorkloads -----------------------------------------------------------
+
+std::string Describe(const v1::WorkloadEvent& e) {
+  return absl::StrCat(v1::WorkloadEvent::Type_Name(e.type()), " ", e.workload().ref().kind(), " ",
+                      e.workload().ref().name(), " @", e.revision());
+}
+
+TEST_F(ServiceTest, Watch) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub().WatchWorkloads(&context, {});
+  v1::WorkloadEvent event;
+
+  // The snapshot: the top-level workloads only, then SYNCED.
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+  EXPECT_EQ(event.workload().ref().kind(), "JobSet");
+  EXPECT_EQ(event.workload().ref().name(), "demo");
+  EXPECT_EQ(event.workload().resources().quantities().at("nvidia.com/gpu"), 12);
+  EXPECT_EQ(CountPods(event.workload().root()), 0);  // include_pods false
+  uint64_t demo_revision = event.revision();
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::SYNCED) << Describe(event);
+  uint64_t synced = event.revision();
+  EXPECT_EQ(synced, harness_->index().revision());
+  EXPECT_GE(synced, demo_revision);
+
+  // Live changes, each resolved before the next.
+  Json extra = NewJobSet("extra", "2026-12-01T00:00:00Z");
+  Apply(kube::EventType::kAdded, extra);
+  Sync();
+  extra["spec"]["replicatedJobs"][0]["replicas"] = 4;
+  extra["metadata"]["resourceVersion"] = "2";
+  Apply(kube::EventType::kModified, extra);
+  Sync();
+  Apply(kube::EventType::kDeleted, extra);
+  Sync();
+
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+  EXPECT_EQ(event.workload().ref().name(), "extra");
+  EXPECT_EQ(event.workload().resources().quantities().at("nvidia.com/gpu"), 2);
+  uint64_t added = event.revision();
+  EXPECT_GT(added, synced);
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::MODIFIED) << Describe(event);
+  EXPECT_EQ(event.workload().ref().name(), "extra");
+  EXPECT_EQ(event.workload().resources().quantities().at("nvidia.com/gpu"), 8);
+  uint64_t modified = event.revision();
+  EXPECT_GT(modified, added);
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::DELETED) << Describe(event);
+  EXPECT_EQ(event.workload().ref().name(), "extra");
+  // The last resolved state.
+  EXPECT_EQ(event.workload().resources().quantities().at("nvidia.com/gpu"), 8);
+  uint64_t deleted = event.revision();
+  EXPECT_GT(deleted, modified);
+  EXPECT_EQ(deleted, harness_->index().revision());
+
+  context.TryCancel();
+  EXPECT_FALSE(reader->Read(&event));
+  EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
+
+  // Resuming after the ADDED event: exactly the later events, then SYNCED,
+  // and no snapshot.
+  grpc::ClientContext resumed_context;
+  SetDeadline(resumed_context);
+  v1::WatchWorkloadsRequest resume;
+  resume.set_resume_revision(added);
+  auto resumed = stub().WatchWorkloads(&resumed_context, resume);
+  std::vector<std::string> events;
+  std::vector<uint64_t> revisions;
+  while (resumed->Read(&event)) {
+    events.push_back(absl::StrCat(v1::WorkloadEvent::Type_Name(event.type()), " ",
+                                  event.workload().ref().name()));
+    revisions.push_back(event.revision());
+    if (event.type() == v1::WorkloadEvent::SYNCED) break;
+  }
+  EXPECT_THAT(events, ElementsAre("MODIFIED extra", "DELETED extra", "SYNCED "));
+  EXPECT_THAT(revisions, ElementsAre(modified, deleted, deleted));
+  resumed_context.TryCancel();
+  resumed->Finish();
+}
+
+TEST_F(ServiceTest, WatchFilters) {
+  Apply(kube::EventType::kAdded, NewJobSet("other", "2026-12-01T00:00:00Z", "team-a"));
+  Sync();
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::WatchWorkloadsRequest request;
+  request.set_namespace_("team-a");
+  request.set_include_pods(true);
+  auto reader = stub().WatchWorkloads(&context, request);
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+  EXPECT_EQ(event.workload().ref().name(), "other");
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::SYNCED);
+
+  // A change outside the namespace is not sent; one inside is.
+  Apply(kube::EventType::kAdded, NewJobSet("skipped", "2026-12-02T00:00:00Z"));
+  Sync();
+  Apply(kube::EventType::kAdded, NewJobSet("seen", "2026-12-03T00:00:00Z", "team-a"));
+  Sync();
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED);
+  EXPECT_EQ(event.workload().ref().name(), "seen");
+  context.TryCancel();
+  reader->Finish();
+
+  // A bad selector ends the watch at once.
+  grpc::ClientContext bad_context;
+  SetDeadline(bad_context);
+  request.set_label_selector("a in (b");
+  auto bad = stub().WatchWorkloads(&bad_context, request);
+  EXPECT_FALSE(bad->Read(&event));
+  EXPECT_CODE(bad->Finish(), INVALID_ARGUMENT, "label_selector");
+}
+
+TEST_F(ServiceTest, WatchResumeOutOfRange) {
+  for (uint64_t revision : {uint64_t{1}, harness_->index().revision() + 1000}) {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::WatchWorkloadsRequest request;
+    request.set_resume_revision(revision);
+    auto reader = stub().WatchWorkloads(&context, request);
+    v1::WorkloadEvent event;
+    EXPECT_FALSE(reader->Read(&event)) << Describe(event);
+    EXPECT_CODE(reader->Finish(), OUT_OF_RANGE, absl::StrCat("revision ", revision));
+  }
+}
+
+// A client that does not read while events pile up is cut off with
+// RESOURCE_EXHAUSTED. gRPC completes writes as long as its flow-control
+// windows have room, so the events are made big (a 1 MiB condition message
+// each) for the writes to stall.
+TEST_F(ServiceTest, WatchSlowConsumer) {
+  Start({.watch_queue_size = 1});
+  grpc::ClientContext context;
+  SetDeadline(context, 120);
+  auto reader = stub().WatchWorkloads(&context, {});
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  ASSERT_TRUE(reader->Read(&event));
+  ASSERT_EQ(event.type(), v1::WorkloadEvent::SYNCED);
+  uint64_t synced = event.revision();
+
+  const std::string big(1 << 20, 'x');
+  constexpr int kBurst = 24;
+  for (int i = 0; i < kBurst; ++i) {
+    Json jobset = NewJobSet(absl::StrCat("big-", i), "2026-12-01T00:00:00Z");
+    jobset["status"]["conditions"] = Json::array(
+        {{{"type", "Progress"}, {"status", "True"}, {"message", absl::StrCat(i, big)}}});
+    Apply(kube::EventType::kAdded, jobset);
+  }
+  Sync();
+
+  // The client reads now: some of the burst, then the end of the stream.
+  int live = 0;
+  uint64_t last = synced;
+  while (reader->Read(&event)) {
+    EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+    EXPECT_GT(event.revision(), last);
+    last = event.revision();
+    ++live;
+  }
+  grpc::Status status = reader->Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  EXPECT_LT(live, kBurst);
+  EXPECT_THAT(status.error_message(), HasSubstr(absl::StrCat("resume_revision ", last)));
+  auto trailer = context.GetServerTrailingMetadata().find("wm-resume-revision");
+  ASSERT_NE(trailer, context.GetServerTrailingMetadata().end());
+  EXPECT_EQ(std::string(trailer->second.data(), trailer->second.size()), std::to_string(last));
+
+  // Resuming from there delivers the rest of the burst.
+  grpc::ClientContext resumed_context;
+  SetDeadline(resumed_context, 120);
+  v1::WatchWorkloadsRequest resume;
+  resume.set_resume_revision(last);
+  auto resumed = stub().WatchWorkloads(&resumed_context, resume);
+  int rest = 0;
+  while (resumed->Read(&event) && event.type() != v1::WorkloadEvent::SYNCED) {
+    EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+    ++rest;
+  }
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::SYNCED);
+  EXPECT_EQ(live + rest, kBurst);
+  resumed_context.TryCancel();
+  resumed->Finish();
+}
+
+// ---- Definitions --------------------------------------------------------------
+
+TEST_F(ServiceTest, ListDefinitions) {
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::ListDefinitionsResponse response;
+  grpc::Status status = stub().ListDefinitions(&context, {}, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(static_cast<size_t>(response.definitions_size()), BuiltinCatalog().size());
+  EXPECT_EQ(response.rejected_size(), 0);
+  const v1::DefinitionInfo* jobset = nullptr;
+  for (const auto& info : response.definitions()) {
+    EXPECT_EQ(info.origin(), "catalog") << info.name();
+    if (info.name() == kJobSetDefinition) jobset = &info;
+  }
+  ASSERT_NE(jobset, nullptr);
+  EXPECT_EQ(jobset->root_kind().group(), "jobset.x-k8s.io");
+  EXPECT_EQ(jobset->root_kind().version(), "v1alpha2");
+  EXPECT_EQ(jobset->root_kind().kind(), "JobSet");
+  EXPECT_THAT(jobset->components(), ElementsAre("jobset", "replicatedjob"));
+  EXPECT_TRUE(jobset->gang_scheduling());
+  EXPECT_TRUE(jobset->synced());
+}
+
+TEST_F(ServiceTest, ValidateDefinition) {
+  std::string yaml = ReadText(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"));
+  ASSERT_FALSE(yaml.empty());
+  {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::ValidateDefinitionRequest request;
+    request.set_definition_yaml(yaml);
+    v1::ValidateDefinitionResponse response;
+    grpc::Status status = stub().ValidateDefinition(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_TRUE(response.valid());
+    for (const auto& f : response.findings()) EXPECT_NE(f.severity(), "error") << f.message();
+    EXPECT_THAT(response.names(), ElementsAre(kJobSetDefinition));
+  }
+  {
+    // The root component without its kind.
+    Json broken = ParseYamlDocuments(yaml).value().at(0);
+    broken["spec"]["structureDefinition"]["rootComponent"].erase("kind");
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::ValidateDefinitionRequest request;
+    request.set_definition_yaml(broken.dump());
+    v1::ValidateDefinitionResponse response;
+    grpc::Status status = stub().ValidateDefinition(&context, request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+    EXPECT_FALSE(response.valid());
+    bool named = false;
+    for (const auto& f : response.findings()) {
+      if (f.severity() == "error" &&
+          absl::StrContains(f.path(), "spec.structureDefinition.rootComponent.kind")) {
+        named = true;
+      }
+    }
+    EXPECT_TRUE(named) << response.DebugString();
+  }
+  {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    v1::ValidateDefinitionResponse response;
+    EXPECT_CODE(stub().ValidateDefinition(&context, {}, &response), INVALID_ARGUMENT,
+                "definition_yaml is empty");
+  }
+}
+
+// ---- Deadlines ------------------------------------------------------------------
+
+TEST_F(ServiceTest, DeadlineAlreadyPassed) {
+  auto past = std::chrono::system_clock::now() - std::chrono::seconds(1);
+  {
+    grpc::ClientContext context;
+    context.set_deadline(past);
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = DemoRef();
+    v1::ResolveWorkloadResponse response;
+    EXPECT_EQ(stub().ResolveWorkload(&context, request, &response).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(past);
+    v1::ValidateDefinitionRequest request;
+    request.set_definition_yaml("kind: Karta");
+    v1::ValidateDefinitionResponse response;
+    EXPECT_EQ(stub().ValidateDefinition(&context, request, &response).error_code(),
+              grpc::StatusCode::DEADLINE_EXCEEDED);
+  }
+}
+
+}  // namespace
+}  // namespace wm::rpc

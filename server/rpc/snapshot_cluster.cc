@@ -1,0 +1,92 @@
+#include "server/rpc/snapshot_cluster.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "server/common/json_path.h"
+#include "server/common/yaml_json.h"
+
+namespace wm::rpc {
+
+absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
+    const std::string& directory, std::shared_ptr<const definitions::Registry> registry) {
+  namespace fs = std::filesystem;
+  std::error_code error;
+  if (!fs::is_directory(directory, error)) {
+    return absl::InvalidArgumentError(absl::StrCat("--snapshot ", directory, ": not a directory"));
+  }
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(directory, error)) {
+    std::string ext = entry.path().extension().string();
+    if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) {
+      files.push_back(entry.path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  auto snapshot = std::unique_ptr<SnapshotCluster>(new SnapshotCluster());
+  snapshot->registry_ = std::move(registry);
+  for (const fs::path& file : files) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    auto docs = ParseYamlDocuments(text.str());
+    if (!docs.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(file.string(), ": ", docs.status().message()));
+    }
+    for (Json& doc : *docs) {
+      // A List (kubectl get -o yaml) holds its objects in items.
+      std::vector<Json> objects;
+      if (doc.is_object() && doc.value("kind", "") == "List" && doc.contains("items")) {
+        for (Json& item : doc["items"]) objects.push_back(std::move(item));
+      } else {
+        objects.push_back(std::move(doc));
+      }
+      for (Json& object : objects) {
+        std::string api_version = FindString(object, {"apiVersion"});
+        std::string kind = FindString(object, {"kind"});
+        std::string name = FindString(object, {"metadata", "name"});
+        if (api_version.empty() || kind.empty() || name.empty()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              file.string(), ": every object needs apiVersion, kind and metadata.name"));
+        }
+        if (FindString(object, {"metadata", "namespace"}).empty()) {
+          object["metadata"]["namespace"] = "default";
+        }
+        if (FindString(object, {"metadata", "uid"}).empty()) {
+          object["metadata"]["uid"] = absl::StrCat(
+              "snapshot:", kind, "/", FindString(object, {"metadata", "namespace"}), "/", name);
+        }
+        std::pair<std::string, std::string> gv =
+            absl::StrSplit(api_version, absl::MaxSplits('/', 1));
+        kube::Gvk gvk = gv.second.empty() ? kube::Gvk{"", gv.first, kind}
+                                          : kube::Gvk{gv.first, gv.second, kind};
+        snapshot->objects_.Add(gvk, object);
+        ++snapshot->objects_count_;
+      }
+    }
+  }
+  return snapshot;
+}
+
+std::string SnapshotCluster::KindProblem(const kube::Gvk& gvk) const {
+  return objects_.StoreFor(gvk) ? "" : "no object of this kind in the snapshot";
+}
+
+absl::StatusOr<std::string> SnapshotCluster::Patch(const kube::Gvk&, const std::string&,
+                                                   const std::string&, const Json&) {
+  return absl::FailedPreconditionError("the snapshot is read-only: mutations are dry runs only");
+}
+
+void SnapshotCluster::Feed(WorkloadIndex& index) const {
+  for (const auto& [gvk, store] : objects_.Stores()) {
+    for (auto& object : store->List()) {
+      index.OnChange(name_, gvk, kube::Change{kube::EventType::kAdded, nullptr, object});
+    }
+  }
+}
+
+}  // namespace wm::rpc

@@ -1,0 +1,47 @@
+#ifndef WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_
+#define WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/rpc/cluster.h"
+#include "server/rpc/workload_index.h"
+
+namespace wm::rpc {
+
+// Manifests from a directory (--snapshot): every YAML or JSON document of
+// the files in it (recursively) is an object of the frozen cluster;
+// objects without a uid get one derived from their kind and name, so owner
+// references between them work when they name those uids.
+class SnapshotCluster final : public Cluster {
+ public:
+  // Reads the manifests of `directory` (Feed then tells the index).
+  static absl::StatusOr<std::unique_ptr<SnapshotCluster>> Load(
+      const std::string& directory, std::shared_ptr<const definitions::Registry> registry);
+
+  const std::string& name() const override { return name_; }
+  const kube::ClusterView& view() const override { return objects_; }
+  std::shared_ptr<const definitions::Registry> definitions() const override { return registry_; }
+  std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
+  bool InitialSyncDone() const override { return true; }
+  std::string KindProblem(const kube::Gvk& gvk) const override;
+  std::string Resource(const kube::Gvk& gvk) const override { return ""; }
+  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+                                    const std::string& name, const Json& patch) override;
+
+  // Tells the index of every object (once, at startup).
+  void Feed(WorkloadIndex& index) const;
+  size_t size() const { return objects_count_; }
+
+ private:
+  SnapshotCluster() = default;
+  std::string name_ = "snapshot";
+  std::shared_ptr<const definitions::Registry> registry_;
+  kube::StaticCluster objects_;
+  size_t objects_count_ = 0;
+};
+
+}  // namespace wm::rpc
+
+#endif  // WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_

@@ -1,0 +1,62 @@
+#ifndef WM_SERVER_RPC_WORK_POOL_H_
+#define WM_SERVER_RPC_WORK_POOL_H_
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace wm::rpc {
+
+// A few threads for the RPC work that evaluates expressions or calls the
+// apiserver (inline resolution, mutations, validation), so that gRPC's
+// callback threads never block. Cached reads do not come here.
+class WorkPool {
+ public:
+  explicit WorkPool(int threads) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  }
+  ~WorkPool() {
+    {
+      std::unique_lock lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  // Runs `work` on a pool thread; work queued at destruction still runs.
+  void Post(std::function<void()> work) {
+    {
+      std::unique_lock lock(mu_);
+      queue_.push_back(std::move(work));
+    }
+    cv_.notify_one();
+  }
+
+ private:
+  void Run() {
+    for (;;) {
+      std::function<void()> work;
+      {
+        std::unique_lock lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        work = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      work();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace wm::rpc
+
+#endif  // WM_SERVER_RPC_WORK_POOL_H_

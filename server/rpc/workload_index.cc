@@ -1,0 +1,374 @@
+#include "server/rpc/workload_index.h"
+
+#include <set>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "server/common/json_path.h"
+#include "server/resolution/resolver.h"
+
+namespace wm::rpc {
+namespace {
+
+namespace v1 = workloadmap::v1;
+
+definitions::GroupVersionKind ToDefinitionGvk(const kube::Gvk& gvk) {
+  return {gvk.group, gvk.version, gvk.kind};
+}
+
+bool SameView(const WorkloadView& a, const WorkloadView& b) {
+  if (a.top_level != b.top_level || a.labels != b.labels || a.error != b.error) return false;
+  if (!a.resolved || !b.resolved) return a.resolved == b.resolved;
+  return google::protobuf::util::MessageDifferencer::Equals(*a.resolved, *b.resolved);
+}
+
+int64_t Gpus(const v1::ResourceList& resources) {
+  int64_t gpus = 0;
+  for (const auto& [resource, quantity] : resources.quantities()) {
+    if (absl::EndsWith(resource, "/gpu")) gpus += quantity;
+  }
+  return gpus;
+}
+
+// One row per (component, instance) of every pod-bearing component below
+// `component`, summed over the parent's instances, in tree order.
+void CollectComponents(const v1::Component& component, v1::WorkloadSummary& row) {
+  for (const v1::ComponentInstance& instance : component.instances()) {
+    if (component.has_pod_definition()) {
+      v1::ComponentSummary* summary = nullptr;
+      for (v1::ComponentSummary& existing : *row.mutable_components()) {
+        if (existing.name() == component.name() && existing.instance_id() == instance.id()) {
+          summary = &existing;
+        }
+      }
+      if (summary == nullptr) {
+        summary = row.add_components();
+        summary->set_name(component.name());
+        summary->set_instance_id(instance.id());
+      }
+      v1::ReplicaCounts* counts = summary->mutable_replicas();
+      counts->set_desired(counts->desired() + instance.replicas().desired());
+      counts->set_current(counts->current() + instance.replicas().current());
+      counts->set_ready(counts->ready() + instance.replicas().ready());
+      summary->set_gpus(summary->gpus() + Gpus(instance.resources()));
+    }
+    for (const v1::Component& child : instance.children()) CollectComponents(child, row);
+  }
+}
+
+}  // namespace
+
+v1::WorkloadSummary Summarize(const WorkloadView& view) {
+  v1::WorkloadSummary row;
+  if (view.resolved) {
+    const v1::ResolvedWorkload& r = *view.resolved;
+    *row.mutable_ref() = r.ref();
+    row.set_definition(r.definition().name());
+    row.set_phase(r.status().phase());
+    *row.mutable_matched_statuses() = r.status().matched_statuses();
+    CollectComponents(r.root(), row);
+    row.set_gpus(Gpus(r.resources()));
+  } else {
+    v1::ObjectRef* ref = row.mutable_ref();
+    ref->set_cluster(view.id.cluster);
+    ref->set_namespace_(view.namespace_);
+    ref->set_group(view.id.gvk.group);
+    ref->set_version(view.id.gvk.version);
+    ref->set_kind(view.id.gvk.kind);
+    ref->set_name(view.name);
+    ref->set_uid(view.uid);
+    row.set_error(std::string(view.error.message()));
+  }
+  row.set_creation_timestamp(view.creation_timestamp);
+  return row;
+}
+
+WorkloadIndex::WorkloadIndex(expressions::Engine& engine, Options options)
+    : engine_(engine), options_(options) {
+  // Revisions continue across restarts: a client resuming with a revision
+  // of an earlier process is told to start over, never given wrong events.
+  revision_ = static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
+}
+
+WorkloadIndex::~WorkloadIndex() { Stop(); }
+
+void WorkloadIndex::AddCluster(Cluster* cluster) { clusters_.push_back(cluster); }
+
+void WorkloadIndex::Start() {
+  resolver_ = std::thread([this] { Run(); });
+}
+
+void WorkloadIndex::Stop() {
+  {
+    std::unique_lock lock(queue_mu_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (resolver_.joinable()) resolver_.join();
+}
+
+Cluster* WorkloadIndex::FindCluster(const std::string& name) const {
+  for (Cluster* c : clusters_) {
+    if (c->name() == name) return c;
+  }
+  return nullptr;
+}
+
+void WorkloadIndex::OnChange(const std::string& cluster, const kube::Gvk& gvk,
+                             const kube::Change& change) {
+  std::unique_lock lock(queue_mu_);
+  // The old object's chain matters when an owner reference changed.
+  const bool moved = change.old_object && change.new_object &&
+                     change.old_object->controller_uid() != change.new_object->controller_uid();
+  if (moved) queue_.push_back({cluster, gvk, change.old_object});
+  queue_.push_back({cluster, gvk, change.new_object ? change.new_object : change.old_object,
+                    moved || !change.old_object || !change.new_object});
+  queue_cv_.notify_all();
+}
+
+void WorkloadIndex::OnDefinitionsChanged(const std::string& cluster) {
+  std::unique_lock lock(queue_mu_);
+  redefined_.push_back(cluster);
+  queue_cv_.notify_all();
+}
+
+bool WorkloadIndex::Covered(const Cluster& cluster, const kube::Gvk& gvk) const {
+  auto registry = cluster.definitions();
+  if (!registry) return false;
+  auto def = registry->ForKind(ToDefinitionGvk(gvk));
+  // Ambiguous or uncompilable definitions still cover the kind: the
+  // workload is shown with the error.
+  return def.ok() || !absl::IsNotFound(def.status());
+}
+
+void WorkloadIndex::Affected(const Pending& change, std::vector<WorkloadKey>* out) const {
+  const Cluster* cluster = FindCluster(change.cluster);
+  if (cluster == nullptr || !change.object) return;
+  if (Covered(*cluster, change.gvk))
+    out->push_back({change.cluster, change.gvk, change.object->key()});
+  // Whether the objects below are listed at the top depends on this one
+  // (an owner that arrives after its children, or leaves before them).
+  if (change.structural) {
+    for (const auto& found : cluster->view().Descendants(change.object->uid())) {
+      if (Covered(*cluster, found.gvk)) {
+        out->push_back({change.cluster, found.gvk, found.object->key()});
+      }
+    }
+  }
+  absl::flat_hash_set<std::string> seen = {change.object->uid()};
+  auto object = change.object;
+  for (int depth = 0; depth < 8; ++depth) {
+    const std::string& owner = object->controller_uid();
+    if (owner.empty() || !seen.insert(owner).second) break;
+    auto found = cluster->view().FindByUid(owner);
+    if (!found) break;
+    if (Covered(*cluster, found->gvk)) {
+      out->push_back({change.cluster, found->gvk, found->object->key()});
+    }
+    object = found->object;
+  }
+}
+
+void WorkloadIndex::Run() {
+  for (;;) {
+    std::vector<Pending> batch;
+    std::vector<std::string> redefined;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !redefined_.empty(); });
+      if (stopping_) return;
+      batch.swap(queue_);
+      redefined.swap(redefined_);
+      busy_ = true;
+    }
+    std::set<WorkloadKey> dirty;
+    for (const std::string& name : redefined) {
+      Cluster* cluster = FindCluster(name);
+      if (cluster == nullptr) continue;
+      {
+        std::unique_lock lock(mu_);
+        for (const auto& [key, view] : views_) {
+          if (key.cluster == name) dirty.insert(key);
+        }
+      }
+      for (const auto& [gvk, store] : cluster->view().Stores()) {
+        if (!Covered(*cluster, gvk)) continue;
+        for (const auto& object : store->List()) dirty.insert({name, gvk, object->key()});
+      }
+    }
+    std::vector<WorkloadKey> affected;
+    for (const Pending& change : batch) Affected(change, &affected);
+    dirty.insert(affected.begin(), affected.end());
+    for (const WorkloadKey& key : dirty) {
+      Cluster* cluster = FindCluster(key.cluster);
+      auto store = cluster->view().StoreFor(key.gvk);
+      auto object = store ? store->Get(key.key) : nullptr;
+      if (!object || !Covered(*cluster, key.gvk)) {
+        Publish(key, nullptr);
+      } else {
+        Publish(key, Resolve(*cluster, key.gvk, std::move(object)));
+      }
+    }
+    {
+      // Counted before going idle, so that WaitForIdle() sees the batch.
+      std::unique_lock lock(mu_);
+      counters_.changes += batch.size();
+    }
+    std::unique_lock lock(queue_mu_);
+    busy_ = false;
+    if (queue_.empty() && redefined_.empty()) queue_cv_.notify_all();
+  }
+}
+
+std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
+    const Cluster& cluster, const kube::Gvk& gvk,
+    std::shared_ptr<const kube::CachedObject> object) {
+  auto view = std::make_shared<WorkloadView>();
+  view->id = {cluster.name(), gvk, object->key()};
+  std::shared_ptr<const Json> document = object->Document();
+  view->namespace_ = FindString(*document, {"metadata", "namespace"});
+  view->name = FindString(*document, {"metadata", "name"});
+  view->uid = object->uid();
+  view->creation_timestamp = FindString(*document, {"metadata", "creationTimestamp"});
+  if (const Json* labels = Find(*document, {"metadata", "labels"}); labels && labels->is_object()) {
+    for (const auto& [k, v] : labels->items()) {
+      if (v.is_string()) view->labels[k] = v.get<std::string>();
+    }
+  }
+  // Listed under a covered owner, if it has one.
+  absl::flat_hash_set<std::string> seen = {object->uid()};
+  auto up = object;
+  for (int depth = 0; depth < 8 && view->top_level; ++depth) {
+    const std::string& owner = up->controller_uid();
+    if (owner.empty() || !seen.insert(owner).second) break;
+    auto found = cluster.view().FindByUid(owner);
+    if (!found) break;
+    if (Covered(cluster, found->gvk)) view->top_level = false;
+    up = found->object;
+  }
+
+  auto def = cluster.definitions()->ForKind(ToDefinitionGvk(gvk));
+  if (!def.ok()) {
+    view->error = def.status();
+  } else {
+    std::vector<std::shared_ptr<const Json>> held;
+    resolution::WorkloadInput input;
+    input.object = document.get();
+    for (const auto& found : cluster.view().Descendants(object->uid())) {
+      held.push_back(found.object->Document());
+      (found.gvk == kube::PodGvk() ? input.pods : input.owners).push_back(held.back().get());
+    }
+    resolution::ResolveOptions options;
+    options.cluster = cluster.name();
+    auto resolved = resolution::ResolveWorkload(**def, engine_, input, options);
+    if (resolved.ok()) {
+      view->resolved = std::make_shared<const v1::ResolvedWorkload>(*std::move(resolved));
+    } else {
+      view->error = resolved.status();
+    }
+  }
+  view->summary = Summarize(*view);
+  std::unique_lock lock(mu_);
+  ++counters_.resolutions;
+  if (!view->error.ok()) ++counters_.resolution_errors;
+  return view;
+}
+
+void WorkloadIndex::Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView> view) {
+  std::unique_lock lock(mu_);
+  auto it = views_.find(key);
+  WorkloadEvent event;
+  if (!view) {
+    if (it == views_.end()) return;
+    event = {v1::WorkloadEvent::DELETED, ++revision_, it->second};
+    views_.erase(it);
+  } else {
+    if (it != views_.end() && SameView(*it->second, *view)) return;
+    view->revision = ++revision_;
+    view->summary = Summarize(*view);
+    event = {it == views_.end() ? v1::WorkloadEvent::ADDED : v1::WorkloadEvent::MODIFIED, revision_,
+             view};
+    views_[key] = std::move(view);
+  }
+  history_.push_back(event);
+  if (history_.size() > options_.history) history_.pop_front();
+  for (const auto& [id, listener] : listeners_) listener(event);
+}
+
+std::shared_ptr<const WorkloadView> WorkloadIndex::Get(const WorkloadKey& key) const {
+  std::unique_lock lock(mu_);
+  auto it = views_.find(key);
+  return it == views_.end() ? nullptr : it->second;
+}
+
+std::vector<std::shared_ptr<const WorkloadView>> WorkloadIndex::List() const {
+  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<const WorkloadView>> out;
+  out.reserve(views_.size());
+  for (const auto& [key, view] : views_) out.push_back(view);
+  return out;
+}
+
+uint64_t WorkloadIndex::revision() const {
+  std::unique_lock lock(mu_);
+  return revision_;
+}
+
+bool WorkloadIndex::Idle() const {
+  std::unique_lock lock(queue_mu_);
+  return !busy_ && queue_.empty() && redefined_.empty();
+}
+
+void WorkloadIndex::WaitForIdle() const {
+  std::unique_lock lock(queue_mu_);
+  queue_cv_.wait(lock,
+                 [&] { return stopping_ || (!busy_ && queue_.empty() && redefined_.empty()); });
+}
+
+absl::StatusOr<std::shared_ptr<const WorkloadView>> WorkloadIndex::ResolveNow(
+    const WorkloadKey& key) {
+  Cluster* cluster = FindCluster(key.cluster);
+  if (cluster == nullptr) return absl::NotFoundError("no such cluster: " + key.cluster);
+  auto store = cluster->view().StoreFor(key.gvk);
+  auto object = store ? store->Get(key.key) : nullptr;
+  if (!object) return absl::NotFoundError(key.gvk.kind + " " + key.key + " not found");
+  return Resolve(*cluster, key.gvk, std::move(object));
+}
+
+absl::StatusOr<WorkloadIndex::Subscription> WorkloadIndex::Subscribe(Listener listener,
+                                                                     uint64_t resume_after) {
+  std::unique_lock lock(mu_);
+  Subscription s;
+  s.revision = revision_;
+  if (resume_after != 0) {
+    uint64_t oldest = history_.empty() ? revision_ : history_.front().revision - 1;
+    if (resume_after < oldest || resume_after > revision_) {
+      return absl::OutOfRangeError(
+          absl::StrCat("revision ", resume_after, " is no longer in the daemon's history (", oldest,
+                       "..", revision_, "); watch again without resume_revision"));
+    }
+    for (const WorkloadEvent& e : history_) {
+      if (e.revision > resume_after) s.backlog.push_back(e);
+    }
+  } else {
+    for (const auto& [key, view] : views_) s.views.push_back(view);
+  }
+  s.id = next_listener_++;
+  listeners_[s.id] = std::move(listener);
+  return s;
+}
+
+void WorkloadIndex::Unsubscribe(int id) {
+  std::unique_lock lock(mu_);
+  listeners_.erase(id);
+}
+
+WorkloadIndex::Counters WorkloadIndex::counters() const {
+  std::unique_lock lock(mu_);
+  return counters_;
+}
+
+}  // namespace wm::rpc

@@ -1,0 +1,170 @@
+#ifndef WM_SERVER_RPC_WORKLOAD_INDEX_H_
+#define WM_SERVER_RPC_WORKLOAD_INDEX_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/expressions/engine.h"
+#include "server/kube/store.h"
+#include "server/rpc/cluster.h"
+#include "workloadmap/v1/service.pb.h"
+
+namespace wm::rpc {
+
+// Names one workload object across the daemon's clusters.
+struct WorkloadKey {
+  std::string cluster;
+  kube::Gvk gvk;
+  std::string key;  // "namespace/name"
+  bool operator<(const WorkloadKey& o) const {
+    return std::tie(cluster, gvk, key) < std::tie(o.cluster, o.gvk, o.key);
+  }
+  bool operator==(const WorkloadKey& o) const = default;
+};
+
+// One workload as last resolved. Immutable once published: readers share
+// it without locks.
+struct WorkloadView {
+  WorkloadKey id;
+  std::string namespace_, name, uid, creation_timestamp;
+  std::map<std::string, std::string> labels;
+  // False when a covered workload controls this object (a Job of a JobSet):
+  // it is listed under its owner.
+  bool top_level = true;
+  // The revision that published this view.
+  uint64_t revision = 0;
+  // Resolved with every pod; absent when resolution failed (see error).
+  std::shared_ptr<const workloadmap::v1::ResolvedWorkload> resolved;
+  absl::Status error;
+  workloadmap::v1::WorkloadSummary summary;
+};
+
+struct WorkloadEvent {
+  workloadmap::v1::WorkloadEvent::Type type;
+  uint64_t revision;
+  std::shared_ptr<const WorkloadView> view;
+};
+
+// The resolved workloads of every cluster the daemon serves, kept current:
+// cache changes are queued by the informers' dispatch threads, and one
+// resolver thread coalesces them into the set of affected workloads (the
+// changed object if a definition covers its kind, and every covered object
+// up its controller chain), resolves those and publishes new views with a
+// revision. Reads (Get, List) are snapshot reads that run no expression.
+// Subscribers see every published change in revision order; a bounded
+// history lets them resume after a disconnect.
+class WorkloadIndex {
+ public:
+  struct Options {
+    // Events kept for resuming watches.
+    size_t history = 10000;
+  };
+  // Called on the resolver thread with each event; must not block.
+  using Listener = std::function<void(const WorkloadEvent&)>;
+
+  WorkloadIndex(expressions::Engine& engine, Options options);
+  ~WorkloadIndex();
+
+  // Clusters are added before Start(); they must outlive the index.
+  void AddCluster(Cluster* cluster);
+  void Start();
+  void Stop();
+
+  // A change of one cached object (a ClusterCache handler).
+  void OnChange(const std::string& cluster, const kube::Gvk& gvk, const kube::Change& change);
+  // The cluster's definitions changed: every workload of it is resolved again.
+  void OnDefinitionsChanged(const std::string& cluster);
+
+  Cluster* FindCluster(const std::string& name) const;
+  const std::vector<Cluster*>& clusters() const { return clusters_; }
+
+  std::shared_ptr<const WorkloadView> Get(const WorkloadKey& key) const;
+  // Every view, in key order.
+  std::vector<std::shared_ptr<const WorkloadView>> List() const;
+  uint64_t revision() const;
+  // True when no change is waiting to be resolved.
+  bool Idle() const;
+  // Blocks until Idle() (tests, readiness).
+  void WaitForIdle() const;
+
+  // Resolves one object now, outside the index (a target that the resolver
+  // thread has not reached yet). NotFound when it is not in the cache.
+  absl::StatusOr<std::shared_ptr<const WorkloadView>> ResolveNow(const WorkloadKey& key);
+
+  // Registers `listener` for events after the current revision and returns
+  // the current views with that revision, atomically. With a non-zero
+  // `resume_after` the listener instead gets the events after it (returned
+  // in *backlog; no views); OutOfRange when they left the history.
+  struct Subscription {
+    int id = 0;
+    uint64_t revision = 0;
+    std::vector<std::shared_ptr<const WorkloadView>> views;
+    std::vector<WorkloadEvent> backlog;
+  };
+  absl::StatusOr<Subscription> Subscribe(Listener listener, uint64_t resume_after);
+  void Unsubscribe(int id);
+
+  // Resolver work done, for metrics.
+  struct Counters {
+    uint64_t resolutions = 0;
+    uint64_t resolution_errors = 0;
+    uint64_t changes = 0;
+  };
+  Counters counters() const;
+
+ private:
+  struct Pending {
+    std::string cluster;
+    kube::Gvk gvk;
+    std::shared_ptr<const kube::CachedObject> object;  // old or new
+    // Added, deleted or moved to another controller: the controller chains
+    // of the objects below it changed too.
+    bool structural = false;
+  };
+  void Run();
+  // The covered workloads a change touches.
+  void Affected(const Pending& change, std::vector<WorkloadKey>* out) const;
+  bool Covered(const Cluster& cluster, const kube::Gvk& gvk) const;
+  std::shared_ptr<WorkloadView> Resolve(const Cluster& cluster, const kube::Gvk& gvk,
+                                        std::shared_ptr<const kube::CachedObject> object);
+  void Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView> view);
+
+  expressions::Engine& engine_;
+  const Options options_;
+  std::vector<Cluster*> clusters_;
+  std::thread resolver_;
+
+  mutable std::mutex queue_mu_;
+  mutable std::condition_variable queue_cv_;
+  std::vector<Pending> queue_;
+  std::vector<std::string> redefined_;  // clusters whose definitions changed
+  bool busy_ = false;
+  bool stopping_ = false;
+
+  // Views, history and listeners; publishing and subscribing hold it, so a
+  // subscriber misses no event and sees none twice.
+  mutable std::mutex mu_;
+  std::map<WorkloadKey, std::shared_ptr<const WorkloadView>> views_;
+  uint64_t revision_ = 0;
+  std::deque<WorkloadEvent> history_;
+  std::map<int, Listener> listeners_;
+  int next_listener_ = 1;
+  Counters counters_;
+};
+
+// The summary row of a resolved workload (ListWorkloads).
+workloadmap::v1::WorkloadSummary Summarize(const WorkloadView& view);
+
+}  // namespace wm::rpc
+
+#endif  // WM_SERVER_RPC_WORKLOAD_INDEX_H_

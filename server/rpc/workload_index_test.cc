@@ -1,0 +1,837 @@
+// WorkloadIndex over an in-memory cluster whose stores the tests change:
+// affected workloads, views and their revisions, events, resuming, errors,
+// summaries and concurrent use.
+
+#include "server/rpc/workload_index.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "catalog/catalog.h"
+#include "gmock/gmock.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "gtest/gtest.h"
+#include "server/common/json_path.h"
+#include "server/common/yaml_json.h"
+#include "server/definitions/registry.h"
+#include "server/resolution/test_support.h"
+
+namespace wm::rpc {
+namespace {
+
+namespace v1 = ::workloadmap::v1;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
+
+const kube::Gvk kJobSet{"jobset.x-k8s.io", "v1alpha2", "JobSet"};
+const kube::Gvk kJob{"batch", "v1", "Job"};
+const kube::Gvk kPod = kube::PodGvk();
+const kube::Gvk kWidget{"example.com", "v1", "Widget"};
+
+expressions::Engine& Engine() { return resolution::testing::TestEngine(); }
+
+kube::Gvk GvkOf(const Json& object) {
+  std::string api_version = FindString(object, {"apiVersion"});
+  std::pair<std::string, std::string> gv = absl::StrSplit(api_version, absl::MaxSplits('/', 1));
+  std::string kind = FindString(object, {"kind"});
+  return gv.second.empty() ? kube::Gvk{"", gv.first, kind} : kube::Gvk{gv.first, gv.second, kind};
+}
+
+// A definition whose replicas expression fails on every object.
+constexpr char kBrokenWidget[] = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: example-com-widget-v1}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: widget
+      kind: {group: example.com, version: v1, kind: Widget}
+      specDefinition:
+        podSpecPath: .spec.pod
+      scaleDefinition:
+        replicasPath: .spec.replicas | error("widget replicas are broken")
+      statusDefinition:
+        phaseDefinition: {path: .status.phase}
+        statusMappings: {running: [{byPhase: Running}]}
+)";
+
+// The built-in catalog (optionally without JobSet), plus `extra` documents.
+std::shared_ptr<const definitions::Registry> MakeRegistry(bool with_jobset,
+                                                          const std::string& extra = "") {
+  auto registry = std::make_shared<definitions::Registry>(Engine());
+  std::vector<std::pair<std::string, std::string>> documents;
+  for (const auto& [name, text] : BuiltinCatalog()) {
+    if (with_jobset || name.find("jobset") == std::string::npos) documents.emplace_back(name, text);
+  }
+  EXPECT_TRUE(registry->AddDocuments(documents, definitions::Origin::kCatalog).ok());
+  if (!extra.empty()) {
+    EXPECT_TRUE(registry->AddDocuments({{"extra.yaml", extra}}, definitions::Origin::kFile).ok());
+  }
+  EXPECT_THAT(registry->rejected(), IsEmpty());
+  return registry;
+}
+
+// Registries are compiled on first use; the tests share them.
+std::shared_ptr<const definitions::Registry> Catalog() {
+  static auto* registry = new std::shared_ptr<const definitions::Registry>(MakeRegistry(true));
+  return *registry;
+}
+std::shared_ptr<const definitions::Registry> CatalogWithoutJobSet() {
+  static auto* registry = new std::shared_ptr<const definitions::Registry>(MakeRegistry(false));
+  return *registry;
+}
+
+// Objects by kind in mutable stores; every kind it holds counts as synced.
+class MutableView : public kube::ClusterView {
+ public:
+  std::shared_ptr<const kube::Store> StoreFor(const kube::Gvk& gvk) const override {
+    std::lock_guard lock(mu_);
+    auto it = stores_.find(gvk);
+    return it == stores_.end() ? nullptr : it->second;
+  }
+  bool HasSynced(const kube::Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
+  std::vector<std::pair<kube::Gvk, std::shared_ptr<const kube::Store>>> Stores() const override {
+    std::lock_guard lock(mu_);
+    return {stores_.begin(), stores_.end()};
+  }
+  std::shared_ptr<kube::Store> MutableStore(const kube::Gvk& gvk) {
+    std::lock_guard lock(mu_);
+    auto& store = stores_[gvk];
+    if (!store) store = std::make_shared<kube::Store>();
+    return store;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<kube::Gvk, std::shared_ptr<kube::Store>> stores_;
+};
+
+// A cluster whose objects and definitions the test changes, telling the
+// index as a ClusterCache would.
+class TestCluster : public Cluster {
+ public:
+  explicit TestCluster(std::shared_ptr<const definitions::Registry> registry)
+      : registry_(std::move(registry)) {}
+
+  const std::string& name() const override { return name_; }
+  const kube::ClusterView& view() const override { return view_; }
+  std::shared_ptr<const definitions::Registry> definitions() const override {
+    std::lock_guard lock(mu_);
+    return registry_;
+  }
+  std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
+  bool InitialSyncDone() const override { return true; }
+  std::string KindProblem(const kube::Gvk&) const override { return ""; }
+  std::string Resource(const kube::Gvk&) const override { return ""; }
+  absl::StatusOr<std::string> Patch(const kube::Gvk&, const std::string&, const std::string&,
+                                    const Json&) override {
+    return absl::UnimplementedError("read-only");
+  }
+
+  void SetDefinitions(std::shared_ptr<const definitions::Registry> registry, WorkloadIndex& index) {
+    {
+      std::lock_guard lock(mu_);
+      registry_ = std::move(registry);
+    }
+    index.OnDefinitionsChanged(name_);
+  }
+
+  // Adds or replaces an object and tells the index of each change.
+  void Put(WorkloadIndex& index, const Json& object) {
+    Apply(index, kube::EventType::kModified, object);
+  }
+  void Delete(WorkloadIndex& index, const Json& object) {
+    Apply(index, kube::EventType::kDeleted, object);
+  }
+
+ private:
+  void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
+    kube::Gvk gvk = GvkOf(object);
+    auto cached = kube::CachedObject::FromJson(
+        object, gvk == kube::PodGvk() ? kube::ObjectShape::kCompactPod : kube::ObjectShape::kFull);
+    for (const kube::Change& change : view_.MutableStore(gvk)->Apply(type, cached)) {
+      index.OnChange(name_, gvk, change);
+    }
+  }
+
+  const std::string name_ = "test";
+  MutableView view_;
+  mutable std::mutex mu_;
+  std::shared_ptr<const definitions::Registry> registry_;
+};
+
+// Records every event it is given.
+class Recorder {
+ public:
+  WorkloadIndex::Listener Listener() {
+    return [this](const WorkloadEvent& event) {
+      std::lock_guard lock(mu_);
+      events_.push_back(event);
+    };
+  }
+  std::vector<WorkloadEvent> Take() {
+    std::lock_guard lock(mu_);
+    return std::exchange(events_, {});
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<WorkloadEvent> events_;
+};
+
+std::vector<Json> SeedObjects() {
+  auto docs =
+      ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml");
+  EXPECT_TRUE(docs.ok()) << docs.status();
+  return docs.ok() ? *docs : std::vector<Json>{};
+}
+
+const Json& Find(const std::vector<Json>& objects, const std::string& kind,
+                 const std::string& name) {
+  for (const Json& o : objects) {
+    if (o["kind"] == kind && o["metadata"]["name"] == name) return o;
+  }
+  ADD_FAILURE() << "no " << kind << " " << name;
+  static const Json* none = new Json();
+  return *none;
+}
+
+WorkloadKey Key(const kube::Gvk& gvk, const std::string& name) {
+  return {"test", gvk, "default/" + name};
+}
+
+const WorkloadKey kDemo = Key(kJobSet, "demo");
+const std::vector<std::string> kJobs = {"demo-leader-0", "demo-worker-0", "demo-worker-1"};
+const std::vector<std::string> kPods = {"demo-leader-0-0-x0l", "demo-worker-0-0-x0w",
+                                        "demo-worker-1-0-x1w"};
+
+const v1::ComponentSummary* Row(const v1::WorkloadSummary& summary, const std::string& instance) {
+  for (const auto& row : summary.components()) {
+    if (row.name() == "replicatedjob" && row.instance_id() == instance) return &row;
+  }
+  return nullptr;
+}
+
+// Events per workload key.
+std::map<WorkloadKey, std::vector<WorkloadEvent>> ByKey(const std::vector<WorkloadEvent>& events) {
+  std::map<WorkloadKey, std::vector<WorkloadEvent>> out;
+  for (const WorkloadEvent& e : events) out[e.view->id].push_back(e);
+  return out;
+}
+
+class WorkloadIndexTest : public ::testing::Test {
+ protected:
+  explicit WorkloadIndexTest(WorkloadIndex::Options options = {})
+      : cluster_(Catalog()), index_(Engine(), options) {
+    index_.AddCluster(&cluster_);
+    index_.Start();
+  }
+
+  void FeedSeed() {
+    for (const Json& o : seed_) cluster_.Put(index_, o);
+    index_.WaitForIdle();
+  }
+
+  std::vector<Json> seed_ = SeedObjects();
+  // Both outlive the index.
+  Recorder recorder_;
+  TestCluster cluster_;
+  WorkloadIndex index_;
+};
+
+// The demo JobSet as the seed gives it: leader 1/1, worker 2/2.
+void ExpectRunningDemo(const WorkloadView& view) {
+  ASSERT_TRUE(view.error.ok()) << view.error;
+  ASSERT_NE(view.resolved, nullptr);
+  EXPECT_TRUE(view.top_level);
+  EXPECT_EQ(view.name, "demo");
+  EXPECT_EQ(view.uid, "a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f");
+  EXPECT_EQ(view.summary.definition(), "jobset-x-k8s-io-jobset-v1alpha2");
+  EXPECT_THAT(view.summary.matched_statuses(), ::testing::Contains("Running"));
+  const v1::ComponentSummary* leader = Row(view.summary, "leader");
+  const v1::ComponentSummary* worker = Row(view.summary, "worker");
+  ASSERT_NE(leader, nullptr);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(leader->replicas().desired(), 1);
+  EXPECT_EQ(leader->replicas().current(), 1);
+  EXPECT_EQ(leader->replicas().ready(), 1);
+  EXPECT_EQ(worker->replicas().desired(), 2);
+  EXPECT_EQ(worker->replicas().current(), 2);
+  EXPECT_EQ(worker->replicas().ready(), 2);
+}
+
+TEST_F(WorkloadIndexTest, SeedResolvesWithJobsAndPodsBelowTheJobSet) {
+  FeedSeed();
+  auto demo = index_.Get(kDemo);
+  ASSERT_NE(demo, nullptr);
+  ExpectRunningDemo(*demo);
+  for (const std::string& job : kJobs) {
+    auto view = index_.Get(Key(kJob, job));
+    ASSERT_NE(view, nullptr) << job;
+    EXPECT_FALSE(view->top_level) << job;
+    EXPECT_TRUE(view->error.ok()) << view->error;
+  }
+  for (const std::string& pod : kPods) {
+    auto view = index_.Get(Key(kPod, pod));
+    ASSERT_NE(view, nullptr) << pod;
+    EXPECT_FALSE(view->top_level) << pod;
+  }
+  // Seven views; only the JobSet is top level.
+  auto views = index_.List();
+  EXPECT_THAT(views, SizeIs(7));
+  EXPECT_EQ(std::count_if(views.begin(), views.end(), [](const auto& v) { return v->top_level; }),
+            1);
+  EXPECT_TRUE(std::is_sorted(views.begin(), views.end(),
+                             [](const auto& a, const auto& b) { return a->id < b->id; }));
+  EXPECT_EQ(index_.counters().resolution_errors, 0u);
+}
+
+// Pods before their Jobs before the JobSet, the reverse, and all at once:
+// the same views.
+TEST(WorkloadIndexOrderTest, FeedOrderDoesNotMatter) {
+  std::vector<Json> seed = SeedObjects();
+  ASSERT_THAT(seed, SizeIs(7));
+  auto rank = [](const Json& o) {
+    std::string kind = o["kind"];
+    return kind == "Pod" ? 0 : kind == "Job" ? 1 : 2;
+  };
+  std::vector<Json> bottom_up = seed, top_down = seed;
+  std::stable_sort(bottom_up.begin(), bottom_up.end(),
+                   [&](const Json& a, const Json& b) { return rank(a) < rank(b); });
+  std::stable_sort(top_down.begin(), top_down.end(),
+                   [&](const Json& a, const Json& b) { return rank(a) > rank(b); });
+  ASSERT_EQ(bottom_up.front()["kind"], "Pod");
+  ASSERT_EQ(top_down.front()["kind"], "JobSet");
+
+  struct Result {
+    std::map<WorkloadKey, std::shared_ptr<const WorkloadView>> views;
+  };
+  auto run = [&](const std::vector<Json>& order, bool wait_each) {
+    TestCluster cluster(Catalog());
+    WorkloadIndex index(Engine(), {});
+    index.AddCluster(&cluster);
+    index.Start();
+    for (const Json& o : order) {
+      cluster.Put(index, o);
+      if (wait_each) index.WaitForIdle();
+    }
+    index.WaitForIdle();
+    Result result;
+    for (auto& view : index.List()) result.views[view->id] = view;
+    return result;
+  };
+  std::vector<std::pair<std::string, Result>> results;
+  results.emplace_back("bottom up", run(bottom_up, true));
+  results.emplace_back("top down", run(top_down, true));
+  results.emplace_back("bottom up, one batch", run(bottom_up, false));
+  std::reverse(bottom_up.begin(), bottom_up.end());
+  results.emplace_back("reverse of bottom up", run(bottom_up, true));
+
+  for (const auto& [name, result] : results) {
+    SCOPED_TRACE(name);
+    ASSERT_THAT(result.views, SizeIs(7));
+    ASSERT_TRUE(result.views.count(kDemo));
+    ExpectRunningDemo(*result.views.at(kDemo));
+    for (const auto& [key, view] : result.views) {
+      EXPECT_EQ(view->top_level, key == kDemo) << key.gvk.kind << " " << key.key;
+      ASSERT_NE(view->resolved, nullptr) << key.key << ": " << view->error;
+      const auto& first = results.front().second.views.at(key);
+      EXPECT_TRUE(
+          google::protobuf::util::MessageDifferencer::Equals(*view->resolved, *first->resolved))
+          << key.key << "\n"
+          << view->resolved->DebugString() << "\nvs\n"
+          << first->resolved->DebugString();
+      EXPECT_EQ(view->labels, first->labels);
+    }
+  }
+}
+
+TEST_F(WorkloadIndexTest, PodNotReadyModifiesTheJobSetOnce) {
+  FeedSeed();
+  Recorder& recorder = recorder_;
+  auto sub = index_.Subscribe(recorder.Listener(), 0);
+  ASSERT_TRUE(sub.ok()) << sub.status();
+  EXPECT_THAT(sub->views, SizeIs(7));
+  auto before = index_.Get(kDemo);
+  const WorkloadKey pod_key = Key(kPod, "demo-worker-0-0-x0w");
+  auto pod_before = index_.Get(pod_key);
+  ASSERT_NE(pod_before, nullptr);
+
+  Json pod = Find(seed_, "Pod", "demo-worker-0-0-x0w");
+  pod["metadata"]["resourceVersion"] = "2000";
+  for (Json& condition : pod["status"]["conditions"]) {
+    if (condition["type"] == "Ready" || condition["type"] == "ContainersReady") {
+      condition["status"] = "False";
+    }
+  }
+  cluster_.Put(index_, pod);
+  index_.WaitForIdle();
+
+  auto events = ByKey(recorder.Take());
+  ASSERT_THAT(events[kDemo], SizeIs(1));
+  const WorkloadEvent& event = events[kDemo][0];
+  EXPECT_EQ(event.type, v1::WorkloadEvent::MODIFIED);
+  EXPECT_GT(event.revision, before->revision);
+  EXPECT_EQ(event.view->revision, event.revision);
+  auto after = index_.Get(kDemo);
+  EXPECT_EQ(after, event.view);
+  EXPECT_EQ(Row(after->summary, "worker")->replicas().ready(), 1);
+  EXPECT_EQ(Row(after->summary, "worker")->replicas().current(), 2);
+  EXPECT_EQ(Row(after->summary, "leader")->replicas().ready(), 1);
+
+  ASSERT_THAT(events[pod_key], SizeIs(1));
+  EXPECT_EQ(events[pod_key][0].type, v1::WorkloadEvent::MODIFIED);
+  EXPECT_GT(index_.Get(pod_key)->revision, pod_before->revision);
+  // The pod's Job counts it too; nothing else changed.
+  EXPECT_THAT(events[Key(kJob, "demo-worker-0")], SizeIs(1));
+  EXPECT_THAT(events, SizeIs(3));
+  for (const char* unchanged : {"demo-leader-0", "demo-worker-1"}) {
+    EXPECT_THAT(events[Key(kJob, unchanged)], IsEmpty()) << unchanged;
+  }
+
+  // The same object again: resolved, nothing published.
+  const uint64_t revision = index_.revision();
+  const uint64_t resolutions = index_.counters().resolutions;
+  cluster_.Put(index_, pod);
+  index_.WaitForIdle();
+  EXPECT_THAT(recorder.Take(), IsEmpty());
+  EXPECT_EQ(index_.revision(), revision);
+  EXPECT_GT(index_.counters().resolutions, resolutions);
+  EXPECT_EQ(index_.Get(kDemo), after);
+  index_.Unsubscribe(sub->id);
+}
+
+TEST_F(WorkloadIndexTest, DeletingTheJobSetPublishesItsLastView) {
+  FeedSeed();
+  Recorder& recorder = recorder_;
+  ASSERT_TRUE(index_.Subscribe(recorder.Listener(), 0).ok());
+  auto last = index_.Get(kDemo);
+  ASSERT_NE(last, nullptr);
+
+  cluster_.Delete(index_, Find(seed_, "JobSet", "demo"));
+  index_.WaitForIdle();
+
+  auto events = ByKey(recorder.Take());
+  ASSERT_THAT(events[kDemo], SizeIs(1));
+  EXPECT_EQ(events[kDemo][0].type, v1::WorkloadEvent::DELETED);
+  EXPECT_EQ(events[kDemo][0].view, last);
+  EXPECT_GT(events[kDemo][0].revision, last->revision);
+  EXPECT_EQ(index_.Get(kDemo), nullptr);
+  EXPECT_THAT(index_.List(), SizeIs(6));
+  // The Jobs have no covered owner any more: they are top level now.
+  for (const std::string& job : kJobs) {
+    auto view = index_.Get(Key(kJob, job));
+    ASSERT_NE(view, nullptr);
+    EXPECT_TRUE(view->top_level) << job;
+  }
+  // Deleting it again changes nothing.
+  cluster_.Delete(index_, Find(seed_, "JobSet", "demo"));
+  index_.WaitForIdle();
+  EXPECT_THAT(recorder.Take(), IsEmpty());
+}
+
+TEST_F(WorkloadIndexTest, DefinitionsChangedRemovesAndReaddsTheJobSet) {
+  FeedSeed();
+  Recorder& recorder = recorder_;
+  ASSERT_TRUE(index_.Subscribe(recorder.Listener(), 0).ok());
+  auto last = index_.Get(kDemo);
+
+  cluster_.SetDefinitions(CatalogWithoutJobSet(), index_);
+  index_.WaitForIdle();
+  auto events = ByKey(recorder.Take());
+  ASSERT_THAT(events[kDemo], SizeIs(1));
+  EXPECT_EQ(events[kDemo][0].type, v1::WorkloadEvent::DELETED);
+  EXPECT_EQ(events[kDemo][0].view, last);
+  EXPECT_EQ(index_.Get(kDemo), nullptr);
+  for (const std::string& job : kJobs) EXPECT_TRUE(index_.Get(Key(kJob, job))->top_level) << job;
+  for (const std::string& pod : kPods) EXPECT_FALSE(index_.Get(Key(kPod, pod))->top_level) << pod;
+
+  cluster_.SetDefinitions(Catalog(), index_);
+  index_.WaitForIdle();
+  events = ByKey(recorder.Take());
+  ASSERT_THAT(events[kDemo], SizeIs(1));
+  EXPECT_EQ(events[kDemo][0].type, v1::WorkloadEvent::ADDED);
+  auto readded = index_.Get(kDemo);
+  ASSERT_NE(readded, nullptr);
+  ExpectRunningDemo(*readded);
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(*readded->resolved, *last->resolved));
+  for (const std::string& job : kJobs) EXPECT_FALSE(index_.Get(Key(kJob, job))->top_level) << job;
+
+  // Unchanged definitions: every workload is resolved, nothing published.
+  const uint64_t revision = index_.revision();
+  index_.OnDefinitionsChanged("test");
+  index_.WaitForIdle();
+  EXPECT_THAT(recorder.Take(), IsEmpty());
+  EXPECT_EQ(index_.revision(), revision);
+  // An unknown cluster is ignored.
+  index_.OnDefinitionsChanged("elsewhere");
+  index_.WaitForIdle();
+  EXPECT_EQ(index_.revision(), revision);
+}
+
+TEST_F(WorkloadIndexTest, ResolveNowAndCounters) {
+  FeedSeed();
+  auto now = index_.ResolveNow(kDemo);
+  ASSERT_TRUE(now.ok()) << now.status();
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(*(*now)->resolved,
+                                                                 *index_.Get(kDemo)->resolved));
+  EXPECT_EQ(index_.ResolveNow(Key(kJobSet, "nope")).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(index_.ResolveNow({"elsewhere", kJobSet, "default/demo"}).status().code(),
+            absl::StatusCode::kNotFound);
+  WorkloadIndex::Counters counters = index_.counters();
+  EXPECT_GE(counters.resolutions, 7u);
+  EXPECT_EQ(counters.changes, 7u);
+  EXPECT_TRUE(index_.Idle());
+  EXPECT_EQ(index_.FindCluster("test"), &cluster_);
+  EXPECT_EQ(index_.FindCluster("elsewhere"), nullptr);
+}
+
+class WorkloadIndexHistoryTest : public WorkloadIndexTest {
+ protected:
+  WorkloadIndexHistoryTest() : WorkloadIndexTest({.history = 3}) {}
+
+  // Publishes one MODIFIED event of the demo JobSet (a new label).
+  void Touch(int n) {
+    Json jobset = Find(seed_, "JobSet", "demo");
+    jobset["metadata"]["labels"]["touch"] = absl::StrCat(n);
+    cluster_.Put(index_, jobset);
+    index_.WaitForIdle();
+  }
+};
+
+TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheEventsAfterTheRevision) {
+  FeedSeed();
+  const uint64_t start = index_.revision();
+  auto sub = index_.Subscribe(recorder_.Listener(), 0);
+  ASSERT_TRUE(sub.ok());
+  EXPECT_EQ(sub->revision, start);
+  EXPECT_THAT(sub->views, SizeIs(7));
+  EXPECT_THAT(sub->backlog, IsEmpty());
+  for (int n = 1; n <= 5; ++n) Touch(n);
+  std::vector<WorkloadEvent> events = recorder_.Take();
+  ASSERT_THAT(events, SizeIs(5));
+  // Revisions increase by one per event.
+  for (size_t i = 0; i < events.size(); ++i) {
+    EXPECT_EQ(events[i].revision, start + i + 1);
+    EXPECT_EQ(events[i].view->revision, events[i].revision);
+    EXPECT_EQ(events[i].type, v1::WorkloadEvent::MODIFIED);
+    EXPECT_EQ(events[i].view->id, kDemo);
+    EXPECT_EQ(events[i].view->labels.at("touch"), absl::StrCat(i + 1));
+  }
+  EXPECT_EQ(index_.revision(), events.back().revision);
+
+  // The history keeps the last three. Resuming after the third event: the
+  // two after it.
+  Recorder resumed;
+  auto resume = index_.Subscribe(resumed.Listener(), events[2].revision);
+  ASSERT_TRUE(resume.ok()) << resume.status();
+  EXPECT_THAT(resume->views, IsEmpty());
+  ASSERT_THAT(resume->backlog, SizeIs(2));
+  EXPECT_EQ(resume->backlog[0].revision, events[3].revision);
+  EXPECT_EQ(resume->backlog[0].view, events[3].view);
+  EXPECT_EQ(resume->backlog[1].revision, events[4].revision);
+  EXPECT_EQ(resume->backlog[1].view, events[4].view);
+  EXPECT_EQ(resume->revision, events[4].revision);
+  // Just before the oldest kept event: all three.
+  auto oldest = index_.Subscribe([](const WorkloadEvent&) {}, events[1].revision);
+  ASSERT_TRUE(oldest.ok()) << oldest.status();
+  ASSERT_THAT(oldest->backlog, SizeIs(3));
+  EXPECT_EQ(oldest->backlog[0].revision, events[2].revision);
+  index_.Unsubscribe(oldest->id);
+  // At the current revision: nothing.
+  auto current = index_.Subscribe([](const WorkloadEvent&) {}, index_.revision());
+  ASSERT_TRUE(current.ok()) << current.status();
+  EXPECT_THAT(current->backlog, IsEmpty());
+  index_.Unsubscribe(current->id);
+
+  // Older than the history, or ahead of the index: OutOfRange.
+  auto too_old = index_.Subscribe([](const WorkloadEvent&) {}, events[0].revision);
+  EXPECT_EQ(too_old.status().code(), absl::StatusCode::kOutOfRange) << too_old.status();
+  EXPECT_THAT(too_old.status().message(), HasSubstr(absl::StrCat(events[0].revision)));
+  auto ahead = index_.Subscribe([](const WorkloadEvent&) {}, index_.revision() + 1);
+  EXPECT_EQ(ahead.status().code(), absl::StatusCode::kOutOfRange);
+
+  // The resumed subscriber then gets what follows, in order.
+  Touch(6);
+  Touch(7);
+  std::vector<WorkloadEvent> later = resumed.Take();
+  ASSERT_THAT(later, SizeIs(2));
+  EXPECT_EQ(later[0].revision, events[4].revision + 1);
+  EXPECT_EQ(later[1].revision, events[4].revision + 2);
+  EXPECT_THAT(recorder_.Take(), SizeIs(2));
+
+  // A fresh subscription gets the views at its revision.
+  auto fresh = index_.Subscribe([](const WorkloadEvent&) {}, 0);
+  ASSERT_TRUE(fresh.ok());
+  EXPECT_EQ(fresh->revision, index_.revision());
+  EXPECT_THAT(fresh->views, SizeIs(7));
+  EXPECT_THAT(fresh->backlog, IsEmpty());
+
+  // Unsubscribed listeners get nothing more.
+  index_.Unsubscribe(resume->id);
+  index_.Unsubscribe(fresh->id);
+  Touch(8);
+  EXPECT_THAT(resumed.Take(), IsEmpty());
+  EXPECT_THAT(recorder_.Take(), SizeIs(1));
+}
+
+TEST(WorkloadIndexErrorTest, FailingExpressionGivesAViewWithTheError) {
+  TestCluster cluster(MakeRegistry(true, kBrokenWidget));
+  WorkloadIndex index(Engine(), {});
+  index.AddCluster(&cluster);
+  index.Start();
+  cluster.Put(index, resolution::testing::Yaml(R"(
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w, namespace: default, uid: w-1, creationTimestamp: '2026-01-01T00:00:00Z',
+           labels: {app: w}}
+spec: {replicas: 2, pod: {containers: [{name: c, image: i}]}}
+)"));
+  index.WaitForIdle();
+  auto view = index.Get(Key(kWidget, "w"));
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->resolved, nullptr);
+  EXPECT_FALSE(view->error.ok());
+  EXPECT_THAT(view->error.message(), HasSubstr("widget replicas are broken"));
+  EXPECT_TRUE(view->top_level);
+  EXPECT_EQ(view->uid, "w-1");
+  EXPECT_EQ(view->labels.at("app"), "w");
+  EXPECT_THAT(view->summary.error(), HasSubstr("widget replicas are broken"));
+  EXPECT_EQ(view->summary.ref().kind(), "Widget");
+  EXPECT_EQ(view->summary.ref().name(), "w");
+  EXPECT_EQ(view->summary.ref().namespace_(), "default");
+  EXPECT_EQ(view->summary.ref().cluster(), "test");
+  EXPECT_EQ(view->summary.ref().uid(), "w-1");
+  EXPECT_EQ(view->summary.creation_timestamp(), "2026-01-01T00:00:00Z");
+  EXPECT_THAT(view->summary.components(), IsEmpty());
+  EXPECT_EQ(index.counters().resolution_errors, 1u);
+}
+
+TEST_F(WorkloadIndexTest, SummarizeRowsPerComponentInstance) {
+  FeedSeed();
+  auto demo = index_.Get(kDemo);
+  ASSERT_NE(demo, nullptr);
+  v1::WorkloadSummary summary = Summarize(*demo);
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(summary, demo->summary));
+  EXPECT_EQ(summary.ref().cluster(), "test");
+  EXPECT_EQ(summary.ref().kind(), "JobSet");
+  EXPECT_EQ(summary.ref().name(), "demo");
+  EXPECT_EQ(summary.definition(), "jobset-x-k8s-io-jobset-v1alpha2");
+  EXPECT_EQ(summary.creation_timestamp(), "2026-11-30T12:00:00Z");
+  EXPECT_TRUE(summary.error().empty());
+  ASSERT_THAT(summary.components(), SizeIs(2));
+  EXPECT_EQ(summary.components(0).name(), "replicatedjob");
+  EXPECT_EQ(summary.components(0).instance_id(), "leader");
+  EXPECT_EQ(summary.components(0).gpus(), 4);
+  EXPECT_EQ(summary.components(1).name(), "replicatedjob");
+  EXPECT_EQ(summary.components(1).instance_id(), "worker");
+  EXPECT_EQ(summary.components(1).gpus(), 8);
+  EXPECT_EQ(summary.gpus(), 12);
+
+  // A Job: one row for its single instance, its pod's GPUs.
+  auto job = index_.Get(Key(kJob, "demo-worker-1"));
+  ASSERT_NE(job, nullptr);
+  ASSERT_THAT(job->summary.components(), SizeIs(1));
+  EXPECT_EQ(job->summary.components(0).instance_id(), "");
+  EXPECT_EQ(job->summary.components(0).gpus(), 4);
+  EXPECT_EQ(job->summary.components(0).replicas().ready(), 1);
+  EXPECT_EQ(job->summary.gpus(), 4);
+}
+
+// 4 threads change 50 JobSets (each with a Job and a pod) while 2 threads
+// read and a subscriber follows.
+TEST(WorkloadIndexConcurrencyTest, ConcurrentChangesReadsAndSubscriber) {
+  constexpr int kJobSets = 50, kWriters = 4, kSteps = 3;
+  TestCluster cluster(Catalog());
+  WorkloadIndex index(Engine(), {});
+  index.AddCluster(&cluster);
+  index.Start();
+
+  std::mutex seen_mu;
+  std::map<WorkloadKey, uint64_t> seen;  // last revision per key
+  uint64_t seen_events = 0, last_revision = 0;
+  bool in_order = true;
+  auto sub = index.Subscribe(
+      [&](const WorkloadEvent& event) {
+        std::lock_guard lock(seen_mu);
+        ++seen_events;
+        in_order = in_order && event.revision > last_revision;
+        last_revision = event.revision;
+        if (event.type == v1::WorkloadEvent::DELETED) {
+          seen.erase(event.view->id);
+        } else {
+          seen[event.view->id] = event.revision;
+        }
+      },
+      0);
+  ASSERT_TRUE(sub.ok());
+  const uint64_t start = sub->revision;
+
+  auto jobset = [](int i, int step) {
+    Json o = resolution::testing::Yaml(R"(
+apiVersion: jobset.x-k8s.io/v1alpha2
+kind: JobSet
+metadata: {namespace: default}
+spec:
+  replicatedJobs:
+  - name: worker
+    replicas: 1
+    template:
+      spec:
+        template:
+          spec:
+            containers:
+            - name: worker
+              resources: {limits: {nvidia.com/gpu: '2'}}
+status:
+  replicatedJobsStatus: [{name: worker, active: 1, ready: 1}]
+)");
+    o["metadata"]["name"] = absl::StrCat("js-", i);
+    o["metadata"]["uid"] = absl::StrCat("js-uid-", i);
+    o["metadata"]["labels"]["step"] = absl::StrCat(step);
+    return o;
+  };
+  auto job = [](int i) {
+    Json o = resolution::testing::Yaml(R"(
+apiVersion: batch/v1
+kind: Job
+metadata:
+  namespace: default
+  labels: {jobset.sigs.k8s.io/replicatedjob-name: worker, jobset.sigs.k8s.io/job-index: '0'}
+spec:
+  template:
+    spec:
+      containers:
+      - name: worker
+        resources: {limits: {nvidia.com/gpu: '2'}}
+status: {active: 1, ready: 1}
+)");
+    o["metadata"]["name"] = absl::StrCat("js-", i, "-worker-0");
+    o["metadata"]["uid"] = absl::StrCat("job-uid-", i);
+    o["metadata"]["ownerReferences"] = {{{"apiVersion", "jobset.x-k8s.io/v1alpha2"},
+                                         {"kind", "JobSet"},
+                                         {"name", absl::StrCat("js-", i)},
+                                         {"uid", absl::StrCat("js-uid-", i)},
+                                         {"controller", true}}};
+    return o;
+  };
+  auto pod = [](int i, bool ready) {
+    Json o = resolution::testing::Yaml(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  namespace: default
+  labels: {jobset.sigs.k8s.io/replicatedjob-name: worker, jobset.sigs.k8s.io/job-index: '0'}
+spec:
+  nodeName: node-1
+  containers:
+  - name: worker
+    resources: {limits: {nvidia.com/gpu: '2'}}
+status:
+  phase: Running
+  conditions: [{type: Ready, status: 'True'}]
+)");
+    o["metadata"]["name"] = absl::StrCat("js-", i, "-worker-0-0");
+    o["metadata"]["uid"] = absl::StrCat("pod-uid-", i);
+    o["metadata"]["ownerReferences"] = {{{"apiVersion", "batch/v1"},
+                                         {"kind", "Job"},
+                                         {"name", absl::StrCat("js-", i, "-worker-0")},
+                                         {"uid", absl::StrCat("job-uid-", i)},
+                                         {"controller", true}}};
+    o["status"]["conditions"][0]["status"] = ready ? "True" : "False";
+    return o;
+  };
+
+  std::atomic<bool> done = false;
+  std::atomic<int> reads = 0;
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&, r] {
+      int i = r;
+      while (!done) {
+        for (const auto& view : index.List()) {
+          // Views are immutable and complete once published.
+          EXPECT_GT(view->revision, start);
+          EXPECT_EQ(view->summary.ref().name(), view->name);
+        }
+        auto view = index.Get(Key(kJobSet, absl::StrCat("js-", i++ % kJobSets)));
+        if (view) {
+          EXPECT_TRUE(view->error.ok()) << view->error;
+          EXPECT_NE(view->resolved, nullptr);
+        }
+        ++reads;
+      }
+    });
+  }
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      std::mt19937 random(w);
+      for (int i = w; i < kJobSets; i += kWriters) {
+        // Each JobSet's objects in a random order, then changes.
+        std::vector<Json> objects = {jobset(i, 0), job(i), pod(i, true)};
+        std::shuffle(objects.begin(), objects.end(), random);
+        for (const Json& o : objects) cluster.Put(index, o);
+        for (int step = 1; step <= kSteps; ++step) {
+          cluster.Put(index, jobset(i, step));
+          cluster.Put(index, pod(i, step % 2 == 0));
+        }
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  index.WaitForIdle();
+  // Let the readers see the final state too.
+  const int reads_before = reads;
+  while (reads < reads_before + 2) std::this_thread::yield();
+  done = true;
+  for (auto& t : readers) t.join();
+
+  EXPECT_TRUE(index.Idle());
+  auto views = index.List();
+  EXPECT_THAT(views, SizeIs(kJobSets * 3));
+  for (int i = 0; i < kJobSets; ++i) {
+    auto view = index.Get(Key(kJobSet, absl::StrCat("js-", i)));
+    ASSERT_NE(view, nullptr) << i;
+    ASSERT_NE(view->resolved, nullptr) << view->error;
+    EXPECT_TRUE(view->top_level);
+    EXPECT_EQ(view->labels.at("step"), absl::StrCat(kSteps));
+    // The last pod change: ready when kSteps is even.
+    ASSERT_THAT(view->summary.components(), SizeIs(1));
+    EXPECT_EQ(view->summary.components(0).replicas().ready(), kSteps % 2 == 0 ? 1 : 0);
+    EXPECT_EQ(view->summary.components(0).replicas().current(), 1);
+    EXPECT_EQ(view->summary.gpus(), 2);
+    EXPECT_FALSE(index.Get(Key(kJob, absl::StrCat("js-", i, "-worker-0")))->top_level);
+    EXPECT_FALSE(index.Get(Key(kPod, absl::StrCat("js-", i, "-worker-0-0")))->top_level);
+  }
+  // The listener runs under the index's lock: read the index first, and
+  // never call it while holding seen_mu.
+  const uint64_t end = index.revision();
+  index.Unsubscribe(sub->id);
+  std::lock_guard lock(seen_mu);
+  EXPECT_TRUE(in_order);
+  EXPECT_EQ(seen_events, end - start);
+  EXPECT_EQ(seen.size(), views.size());
+  for (const auto& view : views) {
+    auto it = seen.find(view->id);
+    ASSERT_NE(it, seen.end()) << view->id.key;
+    EXPECT_EQ(it->second, view->revision) << view->id.key;
+  }
+}
+
+}  // namespace
+}  // namespace wm::rpc
