@@ -212,8 +212,11 @@ class TestCluster final : public Cluster {
   std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
   bool InitialSyncDone() const override { return true; }
   std::string KindProblem(const kube::Gvk& gvk) const override {
+    if (syncing_.count(gvk.kind)) return "not yet synced";
     return view_.StoreFor(gvk) ? "" : "not served by the cluster";
   }
+  // Kinds whose initial list is still being read, as a ClusterCache reports.
+  void SetSyncing(const std::string& kind) { syncing_.insert(kind); }
   std::string Resource(const kube::Gvk& gvk) const override {
     static const std::map<std::string, std::string> kResources = {
         {"JobSet", "jobsets"}, {"Job", "jobs"}, {"Pod", "pods"}};
@@ -236,6 +239,7 @@ class TestCluster final : public Cluster {
   const std::string name_;
   std::shared_ptr<const definitions::Registry> registry_;
   MutableView view_;
+  std::set<std::string> syncing_;
   mutable std::mutex mu_;
   std::vector<AppliedPatch> patches_;
 };
@@ -589,6 +593,14 @@ TEST_F(ServiceTest, ResolveInline) {
 TEST_F(ServiceTest, ResolveErrors) {
   v1::ResolveWorkloadResponse response;
   {
+    // A kind whose watch has not delivered its first list: retry later.
+    cluster_->SetSyncing("RayCluster");
+    v1::ResolveWorkloadRequest request;
+    request.mutable_ref()->set_kind("RayCluster");
+    request.mutable_ref()->set_name("ray");
+    EXPECT_CODE(Resolve(request, &response), UNAVAILABLE, "not yet synced; retry");
+  }
+  {
     v1::ResolveWorkloadRequest request;
     *request.mutable_ref() = DemoRef();
     request.mutable_ref()->set_name("nope");
@@ -660,7 +672,7 @@ TEST_F(ServiceTest, ResolveErrors) {
   std::vector<Harness::Call> calls = harness_->calls();
   ASSERT_FALSE(calls.empty());
   EXPECT_EQ(calls.front().method, "ResolveWorkload");
-  EXPECT_EQ(calls.front().code, grpc::StatusCode::NOT_FOUND);
+  EXPECT_EQ(calls.front().code, grpc::StatusCode::UNAVAILABLE);
 }
 
 // Two file definitions for the JobSet kind make it ambiguous.
