@@ -209,7 +209,19 @@ void TrimComponent(v1::Component* component, bool include_pods, int pod_limit) {
     if (!include_pods) {
       instance.clear_pods();
     } else if (pod_limit > 0 && instance.pods_size() > pod_limit) {
-      instance.mutable_pods()->DeleteSubrange(pod_limit, instance.pods_size() - pod_limit);
+      // As the resolver's own limit: keep the unhealthy pods first, then
+      // the others, and list the kept ones in their original order.
+      const auto& pods = instance.pods();
+      std::vector<int> order(pods.size());
+      for (int i = 0; i < pods.size(); ++i) order[i] = i;
+      std::stable_partition(order.begin(), order.end(), [&](int i) {
+        return !pods[i].ready() && pods[i].phase() != "Succeeded";
+      });
+      order.resize(pod_limit);
+      std::sort(order.begin(), order.end());
+      google::protobuf::RepeatedPtrField<v1::Pod> kept;
+      for (int i : order) *kept.Add() = pods[i];
+      instance.mutable_pods()->Swap(&kept);
     }
     for (v1::Component& child : *instance.mutable_children()) {
       TrimComponent(&child, include_pods, pod_limit);

@@ -496,6 +496,21 @@ TEST_F(ServiceTest, ResolveWithPods) {
   EXPECT_EQ(worker->pods_size(), 1);
   EXPECT_EQ(Counts(worker->replicas()), "2/2/2");
   EXPECT_EQ(CountPods(response.workload().root()), 2);
+
+  // The limit keeps the unhealthy pod: the second worker, once not ready.
+  Json sick = SeedObject("Pod", "demo-worker-1-0-x1w");
+  for (Json& condition : sick["status"]["conditions"]) {
+    if (condition["type"] == "Ready") condition["status"] = "False";
+  }
+  sick["metadata"]["resourceVersion"] = "9999";
+  Apply(kube::EventType::kModified, sick);
+  Sync();
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
+  ASSERT_NE(worker, nullptr);
+  ASSERT_EQ(worker->pods_size(), 1);
+  EXPECT_EQ(worker->pods(0).name(), "demo-worker-1-0-x1w");
+  EXPECT_FALSE(worker->pods(0).ready());
 }
 
 TEST_F(ServiceTest, ResolveByResource) {
