@@ -411,6 +411,18 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
   }
   EXPECT_TRUE(reported);
 
+  // The same checks before a definition is applied.
+  v1::ValidateDefinitionRequest validate;
+  validate.set_definition_yaml(broken.dump());
+  v1::ValidateDefinitionResponse verdict;
+  ASSERT_TRUE(daemon.stub().ValidateDefinition(Context().get(), validate, &verdict).ok());
+  EXPECT_FALSE(verdict.valid());
+  ASSERT_FALSE(verdict.findings().empty());
+  EXPECT_THAT(verdict.findings(0).path(), HasSubstr("rootComponent"));
+  validate.set_definition_yaml(text.str());
+  ASSERT_TRUE(daemon.stub().ValidateDefinition(Context().get(), validate, &verdict).ok());
+  EXPECT_TRUE(verdict.valid());
+
   ASSERT_TRUE(tb.Call("DELETE", kartas + "/e2e-jobset-override").ok());
   ASSERT_TRUE(tb.Call("DELETE", kartas + "/e2e-broken").ok());
   EXPECT_TRUE(Eventually(

@@ -261,8 +261,16 @@ void HttpServer::Stop() {
 
 void HttpServer::AcceptLoop() {
   while (true) {
-    pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {stop_fd_, POLLIN, 0}};
-    int n = ::poll(fds, 2, -1);
+    // At capacity, leave new connections in the kernel's backlog until a
+    // connection thread finishes (rather than closing them unanswered).
+    bool full;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      ReapFinishedLocked();
+      full = connections_.size() >= static_cast<size_t>(options_.max_connections);
+    }
+    pollfd fds[2] = {{listen_fd_, full ? short{0} : short{POLLIN}, 0}, {stop_fd_, POLLIN, 0}};
+    int n = ::poll(fds, 2, full ? 10 : -1);
     if (n < 0) {
       // EINTR, or (transiently) no memory: try again, not too eagerly.
       if (errno != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -280,11 +288,6 @@ void HttpServer::AcceptLoop() {
       continue;
     }
     std::lock_guard<std::mutex> lock(mu_);
-    ReapFinishedLocked();
-    if (connections_.size() >= static_cast<size_t>(options_.max_connections)) {
-      ::close(fd);
-      continue;
-    }
     Connection& connection = connections_.emplace_back();
     connection.thread = std::thread([this, fd, &connection] {
       Serve(fd);

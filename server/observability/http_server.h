@@ -23,8 +23,8 @@ struct HttpServerOptions {
   absl::Duration io_timeout = absl::Seconds(5);
   // Request line and headers; a longer head gets 431.
   size_t max_header_bytes = 8 * 1024;
-  // Connections served at once; more are closed on accept, so a flood of
-  // idle clients cannot exhaust threads.
+  // Connections served at once; more wait in the listen backlog until one
+  // finishes, so a flood of idle clients cannot exhaust threads.
   int max_connections = 16;
 };
 

@@ -259,22 +259,27 @@ TEST(HttpServerOptionsTest, SlowClientTimesOut) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
-TEST(HttpServerOptionsTest, ConnectionsBeyondTheCapAreClosed) {
+TEST(HttpServerOptionsTest, ConnectionsBeyondTheCapWaitForASlot) {
   HttpServerOptions options;
   options.max_connections = 1;
   HttpServer server(options);
   server.Handle("/", [](const HttpServer::Request&) { return HttpServer::Response(); });
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
-  {
-    Client holder(server.port());
-    ASSERT_TRUE(holder.connected());
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted
-    EXPECT_EQ(Get(server.port(), "/"), "");
-    holder.Send("GET / HTTP/1.1\r\n\r\n");
-    EXPECT_THAT(holder.ReadAll(), StartsWith("HTTP/1.1 200 "));
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the server saw the close
-  EXPECT_THAT(Get(server.port(), "/"), StartsWith("HTTP/1.1 200 "));
+  Client holder(server.port());
+  ASSERT_TRUE(holder.connected());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted
+  std::atomic<bool> answered{false};
+  std::string waiting_response;
+  std::thread waiting([&] {
+    waiting_response = Get(server.port(), "/");
+    answered = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(answered.load()) << "served beyond the cap";
+  holder.Send("GET / HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(holder.ReadAll(), StartsWith("HTTP/1.1 200 "));
+  waiting.join();
+  EXPECT_THAT(waiting_response, StartsWith("HTTP/1.1 200 "));
 }
 
 TEST(HttpServerAddressTest, InvalidAddresses) {
