@@ -177,28 +177,6 @@ void RenderRows(const std::vector<Row>& rows, const std::string& note, const std
   if (!note.empty()) out.push_back({prefix + "`-- " + note});
 }
 
-std::string Align(const std::vector<Line>& lines, size_t gap) {
-  std::vector<size_t> widths;
-  for (const Line& l : lines) {
-    if (l.size() < 2) continue;  // notes span the line and set no width
-    for (size_t c = 0; c < l.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], l[c].size());
-    }
-  }
-  std::string out;
-  for (const Line& l : lines) {
-    std::string line;
-    for (size_t c = 0; c < l.size(); ++c) {
-      line += l[c];
-      if (c + 1 < l.size()) line += std::string(widths[c] - l[c].size() + gap, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 void SumResources(const v1::ResourceList& r, std::map<std::string, int64_t>& into) {
   for (const auto& [name, value] : r.quantities()) into[name] += value;
 }
@@ -292,7 +270,7 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
   std::string note = LimitComponents(rows, o.component_limit);
   std::vector<Line> lines;
   RenderRows(rows, note, "", o, lines);
-  out += Align(lines, 2);
+  out += AlignColumns(lines, 2);
 
   if (show_phase && w.status().matched_statuses_size() > 0) {
     out += "\nPhase: " + absl::StrJoin(w.status().matched_statuses(), ",") + "\n";
@@ -323,7 +301,7 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
     replicas += r->instance->replicas().desired();
   }
   table_lines.push_back(cells("TOTAL", replicas, w.resources()));
-  out += "\nResources:\n" + Align(table_lines, 3);
+  out += "\nResources:\n" + AlignColumns(table_lines, 3);
   return out;
 }
 
@@ -387,6 +365,28 @@ Json DescribeJson(const v1::ResolvedWorkload& w, const DescribeOptions& o) {
     view["warnings"] = std::vector<std::string>(w.warnings().begin(), w.warnings().end());
   }
   return view;
+}
+
+std::string AlignColumns(const std::vector<std::vector<std::string>>& lines, size_t gap) {
+  std::vector<size_t> widths;
+  for (const std::vector<std::string>& l : lines) {
+    if (l.size() < 2) continue;  // notes span the line and set no width
+    for (size_t c = 0; c < l.size(); ++c) {
+      if (widths.size() <= c) widths.push_back(0);
+      widths[c] = std::max(widths[c], l[c].size());
+    }
+  }
+  std::string out;
+  for (const std::vector<std::string>& l : lines) {
+    std::string line;
+    for (size_t c = 0; c < l.size(); ++c) {
+      line += l[c];
+      if (c + 1 < l.size()) line += std::string(widths[c] - l[c].size() + gap, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
 }
 
 }  // namespace wm::wmctl

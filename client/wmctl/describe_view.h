@@ -2,6 +2,7 @@
 #define WM_CLIENT_WMCTL_DESCRIBE_VIEW_H_
 
 #include <string>
+#include <vector>
 
 #include "server/common/json.h"
 #include "workloadmap/v1/workload.pb.h"
@@ -27,6 +28,10 @@ Json DescribeJson(const workloadmap::v1::ResolvedWorkload& w, const DescribeOpti
 
 // "2h", "30m", "5d"; "<unknown>" when the timestamp does not parse.
 std::string Age(const std::string& creation_timestamp);
+
+// Columns `gap` spaces apart, trailing spaces trimmed; a one-cell line (a
+// note) spans the row and sets no width. The tables of describe, get and gang.
+std::string AlignColumns(const std::vector<std::vector<std::string>>& lines, size_t gap);
 
 }  // namespace wm::wmctl
 

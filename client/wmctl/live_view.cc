@@ -12,28 +12,6 @@ namespace {
 namespace v1 = ::workloadmap::v1;
 using Line = std::vector<std::string>;
 
-// Columns `gap` spaces apart, trailing spaces trimmed.
-std::string Align(const std::vector<Line>& lines, size_t gap) {
-  std::vector<size_t> widths;
-  for (const Line& l : lines) {
-    for (size_t c = 0; c < l.size(); ++c) {
-      if (widths.size() <= c) widths.push_back(0);
-      widths[c] = std::max(widths[c], l[c].size());
-    }
-  }
-  std::string out;
-  for (const Line& l : lines) {
-    std::string line;
-    for (size_t c = 0; c < l.size(); ++c) {
-      line += l[c];
-      if (c + 1 < l.size()) line += std::string(widths[c] - l[c].size() + gap, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-  }
-  return out;
-}
-
 std::string ApiVersion(const v1::ObjectRef& ref) {
   return ref.group().empty() ? ref.version() : absl::StrCat(ref.group(), "/", ref.version());
 }
@@ -115,7 +93,7 @@ std::string GetTable(const std::vector<v1::WorkloadSummary>& rows, const GetOpti
     }
     lines.push_back(std::move(l));
   }
-  return Align(lines, 3);
+  return AlignColumns(lines, 3);
 }
 
 Json GetRowJson(const v1::WorkloadSummary& row) {
@@ -179,7 +157,7 @@ std::string GangText(const std::string& namespace_, const std::string& pod,
         if (topology) l.push_back(s.has_topology() ? TopologyText(s.topology()) : "-");
         lines.push_back(std::move(l));
       }
-      out += Align(lines, 3);
+      out += AlignColumns(lines, 3);
     }
   }
   const v1::PodGangAssignment& a = r.assignment();
