@@ -1,5 +1,6 @@
 #include "server/daemon/clusters.h"
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
@@ -45,7 +46,16 @@ std::shared_ptr<const definitions::Registry> LiveCluster::definitions() const {
 }
 
 std::vector<definitions::Registry::Rejected> LiveCluster::rejected_definitions() const {
-  return definitions_.rejected();
+  // The definition set also lists the Kartas its registry rejected; those
+  // are reported through the registry, so leave them out here.
+  std::shared_ptr<const definitions::Registry> registry = definitions_.Current();
+  absl::flat_hash_set<std::string> in_registry;
+  if (registry) {
+    for (const auto& r : registry->rejected()) in_registry.insert(r.source);
+  }
+  std::vector<definitions::Registry::Rejected> rejected = definitions_.rejected();
+  std::erase_if(rejected, [&](const auto& r) { return in_registry.contains(r.source); });
+  return rejected;
 }
 
 namespace {

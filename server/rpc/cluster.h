@@ -24,7 +24,8 @@ class Cluster {
   virtual const std::string& name() const = 0;
   virtual const kube::ClusterView& view() const = 0;
   virtual std::shared_ptr<const definitions::Registry> definitions() const = 0;
-  // Cluster definitions (Karta objects) that were rejected.
+  // Cluster definitions (Karta objects) rejected before they reached the
+  // registry (unparseable objects); definitions()->rejected() has the rest.
   virtual std::vector<definitions::Registry::Rejected> rejected_definitions() const = 0;
   // True once every watched kind has delivered its initial list (or is
   // known to be unreadable or not served).
