@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# The deployment of workloadmapd (deploy/) against the testbed's real
+# kube-apiserver, which authorizes with RBAC:
+#  1. every overlay (and each with the patch-permission component) builds
+#     with kubectl's kustomize and passes a server-side dry-run apply, with
+#     no Pod Security "restricted" warning;
+#  2. the base's ServiceAccount, ClusterRole and ClusterRoleBinding applied
+#     for real; workloadmapd run with a token of that ServiceAccount syncs
+#     every kind the catalog needs (Secrets excepted, forbidden on purpose)
+#     and resolves the seed JobSet (12 GPUs): the RBAC is enough;
+#  3. an applied MutatePodSpecs gets PERMISSION_DENIED: the RBAC is read-only;
+#  4. with the patch-permission component's RBAC, the same call is applied;
+#  5. the catalog's kinds and the ClusterRoles match both ways (nothing
+#     missing, nothing extra), and only read verbs (resp. patch) are granted;
+#  6. every shared library the shipped binaries load comes from a package the
+#     Dockerfile's runtime stage installs (or the base image has), and the
+#     build stage's copied sources configure with CMake. (No Docker engine
+#     here: the image itself is not built.)
+#
+#   deploy_test.sh TESTBED_DIR BUILD_DIR
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+testbed="$(cd "${1:?testbed directory}" && pwd)"
+build="$(cd "${2:?build directory}" && pwd)"
+grpcurl=$("$repo/scripts/build-grpcurl")
+work=$(mktemp -d /tmp/wm-deploy.XXXXXX)
+set -a
+# shellcheck disable=SC1091
+source "$testbed/env"
+set +a
+export PATH="$WM_TESTBED_BIN:$PATH"
+
+ns="deploy-test-$$-$RANDOM"
+suffix="-$ns"
+sa="workloadmapd$suffix"
+daemon_pid=""
+cleanup() {
+  local status=$?
+  if [[ -n "$daemon_pid" ]]; then
+    kill "$daemon_pid" 2>/dev/null || true
+    wait "$daemon_pid" 2>/dev/null || true
+  fi
+  if kubectl get namespace "$ns" >/dev/null 2>&1; then
+    "$repo/integration_tests/seed/delete-demo.sh" --namespace "$ns" >/dev/null 2>&1 || true
+    kubectl delete serviceaccount -n "$ns" -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null || true
+    kubectl delete namespace "$ns" --wait=false >/dev/null || true
+    # No namespace controller runs in the testbed: finalize it ourselves
+    # (its objects are deleted above).
+    kubectl get namespace "$ns" -o json 2>/dev/null | jq '.spec.finalizers = []' |
+      kubectl replace --raw "/api/v1/namespaces/$ns/finalize" -f - >/dev/null 2>&1 || true
+  fi
+  kubectl delete clusterrolebinding,clusterrole -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null ||
+    true
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+# Objects of a kustomize output, as a JSON array.
+to_json() { kubectl create --dry-run=client -o json -f - | jq -s .; }
+# retarget NAME RESOURCE [COMPONENT]: kustomize output of deploy/RESOURCE
+# (plus the component) moved into the test namespace, cluster-scoped names
+# suffixed and everything labelled for cleanup, so parallel runs and the
+# real deployment never meet.
+retarget() {
+  local dir="$work/kustomize-$1" rel
+  mkdir -p "$dir"
+  rel=$(realpath --relative-to="$dir" "$repo/deploy")
+  {
+    echo "apiVersion: kustomize.config.k8s.io/v1beta1"
+    echo "kind: Kustomization"
+    echo "namespace: $ns"
+    echo "nameSuffix: $suffix"
+    echo "labels: [{pairs: {wm-deploy-test: $ns}}]"
+    echo "resources: [$rel/$2]"
+    if [[ -n "${3:-}" ]]; then echo "components: [$rel/$3]"; fi
+  } >"$dir/kustomization.yaml"
+  kubectl kustomize "$dir"
+}
+
+# --- 1. Overlays: build, and server-side dry-run apply ----------------------
+kubectl create namespace "$ns" >/dev/null
+# Pod Security warnings for the restricted level on the Deployments' pod
+# templates (enforcement applies to pods, which a dry-run never creates).
+kubectl label namespace "$ns" pod-security.kubernetes.io/warn=restricted >/dev/null
+for overlay in standalone sidecar; do
+  kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
+    fail "kubectl kustomize deploy/overlays/$overlay"
+  for component in "" patch-permission; do
+    what="$overlay${component:++$component}"
+    retarget "$what" "overlays/$overlay" "${component:+overlays/$component}" >"$work/$what.retargeted.yaml"
+    if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
+      -f "$work/$what.retargeted.yaml" >"$work/$what.out" 2>"$work/$what.err"; then
+      cat "$work/$what.err" >&2
+      fail "server-side dry-run of $what"
+    fi
+    if grep -i 'warning' "$work/$what.err" >&2; then fail "$what: warnings from the apiserver"; fi
+  done
+done
+# What the overlays are: namespaces, the sidecar's shape.
+to_json <"$work/standalone.yaml" >"$work/standalone.json"
+to_json <"$work/sidecar.yaml" >"$work/sidecar.json"
+jq -e 'map(select(.metadata.namespace != null) | .metadata.namespace) | unique == ["workloadmap"]' \
+  "$work/standalone.json" >/dev/null || fail "standalone: not all in namespace workloadmap"
+jq -e '[.[] | select(.kind == "Deployment" or .kind == "Service") | .kind] | sort == ["Deployment", "Service"]' \
+  "$work/standalone.json" >/dev/null || fail "standalone: expected one Deployment and one Service"
+jq -e '
+  [.[] | select(.kind == "Service")] == [] and
+  (.[] | select(.kind == "Deployment") | .spec.template.spec) as $pod |
+  ($pod.initContainers[] | select(.name == "workloadmapd")) as $wm |
+  $wm.restartPolicy == "Always" and
+  ($wm.args | index("--listen=unix:/run/workloadmap/workloadmapd.sock") != null) and
+  ($wm.startupProbe.grpc.service == "workloadmap.v1.WorkloadMap") and
+  ([$pod.containers[].volumeMounts[]? | select(.mountPath == "/run/workloadmap")] | length) == 1 and
+  ([$pod.volumes[] | select(.emptyDir != null)] | length) == 1' \
+  "$work/sidecar.json" >/dev/null || fail "sidecar: not a native sidecar sharing /run/workloadmap"
+echo "ok: overlays build and pass a server-side dry-run (standalone, sidecar, each with patch-permission)"
+# (The seed's pods are not restricted; no warnings for them.)
+kubectl label namespace "$ns" pod-security.kubernetes.io/warn- >/dev/null
+
+# --- 2. The base RBAC is enough ----------------------------------------------
+retarget base base | to_json >"$work/base.json"
+jq '.[] | select(.kind == "ServiceAccount" or .kind == "ClusterRole" or .kind == "ClusterRoleBinding")' \
+  "$work/base.json" | kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+token=$(kubectl create token "$sa" -n "$ns" --duration=1h)
+server=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.server}')
+ca=$(kubectl config view --raw --minify -o jsonpath='{.clusters[0].cluster.certificate-authority}')
+cat >"$work/sa.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: testbed
+  cluster: {server: "$server", certificate-authority: "$ca"}
+users:
+- name: $sa
+  user: {token: "$token"}
+contexts:
+- name: sa
+  context: {cluster: testbed, user: $sa, namespace: $ns}
+current-context: sa
+EOF
+as_sa() { kubectl --kubeconfig "$work/sa.kubeconfig" "$@"; }
+who=$(as_sa auth whoami -o jsonpath='{.status.userInfo.username}')
+[[ "$who" == "system:serviceaccount:$ns:$sa" ]] || fail "token authenticates as '$who'"
+[[ $(as_sa auth can-i watch customresourcedefinitions.apiextensions.k8s.io 2>/dev/null) == yes ]] ||
+  fail "the ServiceAccount cannot watch CRDs"
+for verb_resource in "list secrets" "create pods" "patch jobsets.jobset.x-k8s.io" "delete pods"; do
+  # shellcheck disable=SC2086  # verb and resource
+  if [[ $(as_sa auth can-i $verb_resource 2>/dev/null) != no ]]; then
+    fail "the base ServiceAccount may $verb_resource"
+  fi
+done
+
+"$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" >/dev/null
+port=$(free_port)
+metrics_port=$(free_port)
+"$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" --listen "127.0.0.1:$port" \
+  --metrics-address "127.0.0.1:$metrics_port" 2>"$work/daemon.log" &
+daemon_pid=$!
+for _ in $(seq 300); do
+  grep -q ' INFO ready ' "$work/daemon.log" && break
+  kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; fail "workloadmapd exited"; }
+  sleep 0.2
+done
+grep -q ' INFO ready ' "$work/daemon.log" || { cat "$work/daemon.log" >&2; fail "workloadmapd not ready"; }
+curl -fsS "http://127.0.0.1:$metrics_port/debug/cache" | jq '.[keys[0]]' >"$work/cache.json"
+# Every kind the testbed serves is listed and watched; Secrets are refused.
+jq -e 'to_entries | map(select(.value.served)) |
+  all(if .key == "v1/Secret" then .value.state == "Forbidden" else .value.state == "Synced" end)' \
+  "$work/cache.json" >/dev/null || {
+  jq -c 'to_entries[] | select(.value.served) | [.key, .value.state, .value.message]' "$work/cache.json" >&2
+  fail "with the base ClusterRole, not every served kind synced (or Secrets did)"
+}
+resolve() {
+  "$grpcurl" -plaintext -d "{\"ref\": {\"namespace\": \"$ns\", \"kind\": \"JobSet\", \"name\": \"demo\"}}" \
+    "127.0.0.1:$port" workloadmap.v1.WorkloadMap/ResolveWorkload
+}
+resolved=$(resolve)
+jq -e '.workload.resources.quantities["nvidia.com/gpu"] == "12" and
+  .workload.status.matched_statuses == ["Running"]' <<<"$resolved" >/dev/null ||
+  fail "ResolveWorkload with the ServiceAccount's token: $resolved"
+echo "ok: workloadmapd with the base ServiceAccount's token syncs every served kind but Secrets and resolves jobset/demo (12 GPUs)"
+
+# --- 3. ... and read-only -----------------------------------------------------
+mutate() {  # mutate APPLY
+  "$grpcurl" -plaintext -d "{\"ref\": {\"namespace\": \"$ns\", \"kind\": \"JobSet\", \"name\": \"demo\"},
+    \"changes\": [{\"scheduler_name\": \"kai-scheduler\"}], \"apply\": $1}" \
+    "127.0.0.1:$port" workloadmap.v1.WorkloadMap/MutatePodSpecs
+}
+scheduler_names() {
+  kubectl get jobset demo -n "$ns" \
+    -o jsonpath='{.spec.replicatedJobs[*].template.spec.template.spec.schedulerName}'
+}
+dry=$(mutate false)
+jq -e '.applied != true' <<<"$dry" >/dev/null || fail "dry run applied: $dry"
+if out=$(mutate true 2>&1); then fail "applied MutatePodSpecs succeeded with the read-only RBAC: $out"; fi
+grep -q 'Code: PermissionDenied' <<<"$out" || fail "expected PermissionDenied: $out"
+[[ -z "$(scheduler_names)" ]] || fail "the JobSet changed although the patch was refused"
+echo "ok: an applied MutatePodSpecs is PERMISSION_DENIED with the base RBAC (a dry run works)"
+
+# --- 4. The patch-permission component --------------------------------------
+retarget patch base overlays/patch-permission | to_json >"$work/patch.json"
+jq '.[] | select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+  (.metadata.name | startswith("workloadmapd-patch")))' "$work/patch.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+# The authorizer's RBAC cache follows the apiserver's watch: allow a moment.
+applied=""
+for _ in $(seq 50); do
+  if applied=$(mutate true 2>&1); then break; fi
+  grep -q 'Code: PermissionDenied' <<<"$applied" || fail "applied MutatePodSpecs: $applied"
+  sleep 0.1
+done
+jq -e '.applied == true' <<<"$applied" >/dev/null 2>&1 || fail "not applied with patch permission: $applied"
+[[ "$(scheduler_names)" == "kai-scheduler kai-scheduler" ]] ||
+  fail "the JobSet's pod templates after the applied mutation: '$(scheduler_names)'"
+echo "ok: with the patch-permission RBAC the mutation is applied to the JobSet"
+
+# --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
+"$build/bin/wmctl" definitions -o json >"$work/definitions.json"
+jq -s '
+  .[0] as $defs | .[1] as $cache | .[2] as $base | .[3] as $patch |
+  def gvk_key: if .group == "" then "\(.version)/\(.kind)" else "\(.group)/\(.version)/\(.kind)" end;
+  # The resource name: from the apiserver discovery the daemon did, else (the
+  # testbed lacks that CRD) the kind lowercased with a plural ending.
+  def names: ($cache[gvk_key].resource // "") as $r |
+    if $r != "" then [$r | split(".")[0]]
+    else (.kind | ascii_downcase) as $k |
+      [$k + "s", $k + "es", ($k | sub("y$"; "ies"))] end;
+  def granted($role; $verbs): [$role.rules[] | select(.verbs as $v | $verbs | all(. as $x | $v | index($x)))
+    | .apiGroups[] as $g | .resources[] | {group: $g, resource: .}];
+  def role($objects; $name): $objects[] | select(.kind == "ClusterRole" and (.metadata.name | startswith($name)));
+  # Each needed kind must be granted; each grant must serve a needed kind.
+  def compare($needed; $granted; $what):
+    ([$needed[] | . as $k | select([$granted[] | select(.group == $k.group and
+        (.resource as $r | $k | names | index($r)))] == []) | "\($what): \(gvk_key) not granted"]) +
+    ([$granted[] | . as $g | select([$needed[] | select(.group == $g.group and
+        (names | index($g.resource)))] == []) | "\($what): \($g.group)/\($g.resource) granted but unused"]);
+  [$defs.items[].spec.structureDefinition |
+    .rootComponent.kind, (.childComponents // [])[].kind, (.additionalChildKinds // [])[]
+    | select(. != null) | {group, version, kind}] as $catalog_kinds |
+  ($catalog_kinds + [
+    {group: "", version: "v1", kind: "Pod"},
+    {group: "run.ai", version: "v1alpha1", kind: "Karta"},
+    {group: "apiextensions.k8s.io", version: "v1", kind: "CustomResourceDefinition"}]
+   | map(select(gvk_key != "v1/Secret")) | unique) as $read_kinds |
+  ([$defs.items[].spec.structureDefinition.rootComponent.kind | {group, version, kind}] | unique) as $roots |
+  role($base; "workloadmapd") as $reader | role($patch; "workloadmapd-patch") as $writer |
+  compare($read_kinds; granted($reader; ["get", "list", "watch"]); "base ClusterRole") +
+  compare($roots; granted($writer; ["patch"]); "patch ClusterRole") +
+  [$reader.rules[] | select((.verbs - ["get", "list", "watch"]) != [] or (.apiGroups + .resources | index("*")))
+    | "base ClusterRole: rule beyond get/list/watch: \(.)"] +
+  [$writer.rules[] | select(.verbs != ["patch"] or (.apiGroups + .resources | index("*")))
+    | "patch ClusterRole: rule beyond patch: \(.)"] +
+  [granted($reader; ["get"])[] | select(.group == "" and .resource == "secrets") | "base ClusterRole grants Secrets"]
+' "$work/definitions.json" "$work/cache.json" "$work/base.json" "$work/patch.json" >"$work/coverage.json"
+if ! jq -e '. == []' "$work/coverage.json" >/dev/null; then
+  jq -r '.[]' "$work/coverage.json" >&2
+  fail "the ClusterRoles do not match the catalog"
+fi
+unserved=$(jq -r '[to_entries[] | select(.value.served | not) | .key] | join(" ")' "$work/cache.json")
+echo "ok: ClusterRoles match the catalog's $(jq '.count' "$work/definitions.json") definitions both ways" \
+  "(plurals by name for kinds the testbed does not serve: $unserved)"
+
+# --- 6. The image: runtime packages and the build stage's sources ------------
+dockerfile="$repo/deploy/Dockerfile"
+# A stage's lines, continuation lines joined.
+stage() { awk -v s="$1" '$1 == "FROM" { on = ($NF == s); next } on' "$dockerfile" |
+  sed -e ':a' -e '/\\$/N; s/\\\n//; ta'; }
+runtime_packages=$(stage runtime | grep -E '^RUN .*apt-get install' | sed -E 's/.*apt-get install//; s/&&.*//' |
+  tr -s ' \t' '\n' | grep -v -e '^-' -e '^$' | sort -u)
+[[ -n "$runtime_packages" ]] || fail "no apt-get install in the Dockerfile's runtime stage"
+# debian:bookworm-slim has these (debuerreotype's bookworm/slim/rootfs.manifest).
+base_image_packages=$'libc6\nlibgcc-s1\nlibstdc++6'
+# What apt installs: the listed packages and their dependencies (first
+# alternative), read from this bookworm machine's package database.
+closure=$runtime_packages
+queue=$runtime_packages
+while [[ -n "$queue" ]]; do
+  next=""
+  for p in $queue; do
+    deps=$(dpkg-query -W -f='${Depends}, ${Pre-Depends}\n' "$p" 2>/dev/null) ||
+      fail "Dockerfile runtime package $p is not a known bookworm package here"
+    for d in $(tr ',' '\n' <<<"$deps" | sed -E 's/\|.*//; s/\(.*\)//; s/:any//; s/[[:space:]]//g' | grep .); do
+      grep -qx -- "$d" <<<"$closure" || { closure+=$'\n'"$d"; next+=" $d"; }
+    done
+  done
+  queue=$next
+done
+# Each library the binaries load, with its package: one ldd per binary and
+# one dpkg -S for all (dpkg -S is slow); usr-merged paths are tried both ways.
+declare -A needed_by=() loaded_by=() owner=()
+for binary in workloadmapd wm-jq-worker wmctl; do
+  ldd_out=$(ldd "$build/bin/$binary")
+  while read -r soname; do
+    lib=$(awk -v s="$soname" '$1 == s {print $3}' <<<"$ldd_out")
+    [[ "$lib" == /* ]] || fail "$binary: ldd does not resolve $soname"
+    needed_by[$lib]+=" $binary"
+  done < <(readelf -d "$build/bin/$binary" | sed -nE 's/.*\(NEEDED\).*\[(.*)\]/\1/p')
+  while read -r lib; do loaded_by[$lib]+=" $binary"; done < <(awk '$2 == "=>" && $3 ~ /^\// {print $3}' <<<"$ldd_out")
+done
+candidates=()
+for lib in "${!loaded_by[@]}"; do
+  candidates+=("$lib" "$(readlink -f "$lib")" "${lib/#\/lib\//\/usr\/lib\/}" "${lib/#\/usr\/lib\//\/lib\/}")
+done
+while IFS= read -r line; do
+  owner[${line#*: }]=${line%%[:,]*}
+done < <(dpkg -S "${candidates[@]}" 2>/dev/null || true)
+package_of() {
+  local lib=$1 path
+  for path in "$lib" "$(readlink -f "$lib")" "${lib/#\/lib\//\/usr\/lib\/}" "${lib/#\/usr\/lib\//\/lib\/}"; do
+    if [[ -n "${owner[$path]:-}" ]]; then echo "${owner[$path]}"; return; fi
+  done
+  fail "no package owns $lib"
+}
+# What a binary links directly must be named in the Dockerfile; everything
+# it loads must come with those packages.
+for lib in "${!needed_by[@]}"; do
+  pkg=$(package_of "$lib")
+  grep -qx -- "$pkg" <<<"$runtime_packages"$'\n'"$base_image_packages" ||
+    fail "${needed_by[$lib]# } link(s) $lib from $pkg, which the Dockerfile's runtime stage does not install"
+done
+for lib in "${!loaded_by[@]}"; do
+  pkg=$(package_of "$lib")
+  grep -qx -- "$pkg" <<<"$closure"$'\n'"$base_image_packages" ||
+    fail "${loaded_by[$lib]# } load(s) $lib from $pkg, which the runtime stage's packages do not pull in"
+done
+runtime=$(stage runtime)
+grep -qE '^COPY --from=build .*/workloadmapd .*/wm-jq-worker .* /usr/local/bin/$' <<<"$runtime" ||
+  fail "the runtime stage must copy workloadmapd and wm-jq-worker into one directory"
+grep -qx 'USER 65532:65532' <<<"$runtime" || fail "the runtime stage must run as 65532"
+grep -qx 'ENTRYPOINT \["/usr/local/bin/workloadmapd"\]' <<<"$runtime" || fail "ENTRYPOINT"
+# The build stage: its COPY lines recreated in a scratch context, then its
+# CMake configure step run on it; a source directory missing from the COPY
+# lines fails here instead of in someone's docker build.
+context="$work/image-context"
+mkdir -p "$context"
+while read -r _ args; do
+  read -ra words <<<"$args"
+  dest="$context${words[-1]}"
+  if [[ "$dest" == */ ]]; then mkdir -p "$dest"; else mkdir -p "$(dirname "$dest")"; fi
+  for src in "${words[@]:0:${#words[@]}-1}"; do cp -a "$repo/$src" "$dest"; done
+done < <(stage build | grep -E '^COPY ')
+configure=$(stage build | grep -oE 'cmake -S \. -B /build [^&]*') ||
+  fail "the build stage's configure step is not 'cmake -S . -B /build ...'"
+read -ra configure_flags <<<"${configure#cmake -S . -B /build }"
+(cd "$context/src" && cmake -S . -B "$context/build" "${configure_flags[@]}" >"$work/configure.log" 2>&1) || {
+  tail -n 20 "$work/configure.log" >&2
+  fail "the Dockerfile's build stage does not configure with its copied sources"
+}
+targets=$(cmake --build "$context/build" --target help)
+for target in workloadmapd wm-jq-worker wmctl; do
+  grep -q "^$target:" <<<"$targets" || fail "the build stage has no target $target"
+done
+echo "ok: the Dockerfile's runtime packages provide every library of workloadmapd, wm-jq-worker and wmctl; its build stage configures"
+echo "deploy tests passed"
