@@ -20,17 +20,31 @@ std::optional<ClusterView::Found> ClusterView::FindByUid(const std::string& uid)
   return std::nullopt;
 }
 
+void ClusterView::ForEachControllerOwner(const CachedObject& object,
+                                         absl::FunctionRef<bool(const Found&)> visit) const {
+  absl::flat_hash_set<std::string> seen = {object.uid()};
+  // Keeps the object `current` points to alive once the walk has left
+  // `object` (which `visit` may release, as TopOwner does).
+  std::optional<Found> owner;
+  const CachedObject* current = &object;
+  for (int depth = 0; depth < 8; ++depth) {
+    const std::string& uid = current->controller_uid();
+    if (uid.empty() || !seen.insert(uid).second) return;
+    std::optional<Found> found = FindByUid(uid);
+    if (!found) return;
+    owner = std::move(found);
+    if (!visit(*owner)) return;
+    current = owner->object.get();
+  }
+}
+
 ClusterView::Found ClusterView::TopOwner(const Gvk& gvk,
                                          std::shared_ptr<const CachedObject> object) const {
   Found top{gvk, std::move(object)};
-  absl::flat_hash_set<std::string> seen = {top.object->uid()};
-  for (int depth = 0; depth < 8; ++depth) {
-    const std::string& owner = top.object->controller_uid();
-    if (owner.empty() || !seen.insert(owner).second) break;
-    std::optional<Found> found = FindByUid(owner);
-    if (!found) break;
-    top = *std::move(found);
-  }
+  ForEachControllerOwner(*top.object, [&](const Found& owner) {
+    top = owner;
+    return true;
+  });
   return top;
 }
 

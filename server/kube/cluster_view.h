@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "server/kube/store.h"
 
 namespace wm::kube {
@@ -46,10 +47,15 @@ class ClusterView {
 
   // An object of any held kind by UID, with its kind; null when unknown.
   std::optional<Found> FindByUid(const std::string& uid) const;
-  // The top of `object`'s controller chain among the held objects (the
-  // object itself when it has no known controller). Walks at most 8 steps
-  // and stops at cycles. Computed on demand from the UID indexes, so an
-  // owner that arrives after its children is taken into account at once.
+  // Calls `visit` with each controller owner of `object` among the held
+  // objects, nearest first, until `visit` returns false or the chain ends:
+  // no controller, an owner not held, a cycle, or 8 steps. Computed on
+  // demand from the UID indexes, so an owner that arrives after its
+  // children is taken into account at once.
+  void ForEachControllerOwner(const CachedObject& object,
+                              absl::FunctionRef<bool(const Found&)> visit) const;
+  // The top of `object`'s controller chain: the last owner
+  // ForEachControllerOwner visits, or the object itself when it has none.
   Found TopOwner(const Gvk& gvk, std::shared_ptr<const CachedObject> object) const;
   // Every held object below `uid` through ownerReferences (controller or
   // not), breadth first, each once: a workload's Jobs, their pods, ...

@@ -2,7 +2,6 @@
 
 #include <set>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -158,18 +157,13 @@ void WorkloadIndex::Affected(const Pending& change, std::vector<WorkloadKey>* ou
       }
     }
   }
-  absl::flat_hash_set<std::string> seen = {change.object->uid()};
-  auto object = change.object;
-  for (int depth = 0; depth < 8; ++depth) {
-    const std::string& owner = object->controller_uid();
-    if (owner.empty() || !seen.insert(owner).second) break;
-    auto found = cluster->view().FindByUid(owner);
-    if (!found) break;
-    if (Covered(*cluster, found->gvk)) {
-      out->push_back({change.cluster, found->gvk, found->object->key()});
-    }
-    object = found->object;
-  }
+  cluster->view().ForEachControllerOwner(
+      *change.object, [&](const kube::ClusterView::Found& owner) {
+        if (Covered(*cluster, owner.gvk)) {
+          out->push_back({change.cluster, owner.gvk, owner.object->key()});
+        }
+        return true;
+      });
 }
 
 void WorkloadIndex::Run() {
@@ -239,16 +233,11 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     }
   }
   // Listed under a covered owner, if it has one.
-  absl::flat_hash_set<std::string> seen = {object->uid()};
-  auto up = object;
-  for (int depth = 0; depth < 8 && view->top_level; ++depth) {
-    const std::string& owner = up->controller_uid();
-    if (owner.empty() || !seen.insert(owner).second) break;
-    auto found = cluster.view().FindByUid(owner);
-    if (!found) break;
-    if (Covered(cluster, found->gvk)) view->top_level = false;
-    up = found->object;
-  }
+  cluster.view().ForEachControllerOwner(*object, [&](const kube::ClusterView::Found& owner) {
+    if (!Covered(cluster, owner.gvk)) return true;
+    view->top_level = false;
+    return false;
+  });
 
   auto def = cluster.definitions()->ForKind(ToDefinitionGvk(gvk));
   if (!def.ok()) {
