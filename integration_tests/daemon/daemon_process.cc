@@ -2,6 +2,7 @@
 
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +54,8 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
   args.insert(args.end(), flags_.begin(), flags_.end());
   pid_ = fork();
   if (pid_ == 0) {
+    // A test that dies (a crash, a ctest timeout) takes its daemon along.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
     FILE* log = fopen(log_path_.c_str(), "w");
     dup2(fileno(log), 2);
     dup2(fileno(log), 1);
