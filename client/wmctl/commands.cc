@@ -1,15 +1,11 @@
 #include "client/wmctl/commands.h"
 
-#include <google/protobuf/util/json_util.h>
-
 #include <algorithm>
 #include <cstring>
 #include <fstream>
-#include <initializer_list>
-#include <iostream>
 #include <iterator>
-#include <map>
-#include <sstream>
+#include <optional>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -18,8 +14,11 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "catalog/catalog.h"
+#include "client/wmctl/completion.h"
+#include "client/wmctl/config.h"
 #include "client/wmctl/definitions_view.h"
 #include "client/wmctl/describe_view.h"
+#include "client/wmctl/flags.h"
 #include "client/wmctl/live_client.h"
 #include "client/wmctl/live_view.h"
 #include "server/common/yaml_json.h"
@@ -30,151 +29,81 @@
 namespace wm::wmctl {
 namespace {
 
+namespace v1 = ::workloadmap::v1;
+
 constexpr char kUsage[] = R"(wmctl - Workload Map resolution client
 
 Usage:
-  wmctl get [TYPE[/NAME]] [flags]             list workloads (from the daemon)
-  wmctl describe TYPE/NAME [flags]            show one workload (from the daemon)
-  wmctl describe -f FILE|- [flags]            resolve a manifest offline
-  wmctl gang POD [flags]                      show a pod's pod group (from the daemon)
-  wmctl validate FILE|-                       check a definition file
-  wmctl definitions [NAME] [flags]            list the known definitions
+  wmctl get [TYPE[/NAME] | --all-types] [flags]  list workloads
+  wmctl describe TYPE/NAME [flags]      show one workload with its pods
+  wmctl describe -f FILE|- [flags]      resolve a manifest offline
+  wmctl gang POD [flags]                show a pod's pod group
+  wmctl definitions [NAME] [flags]      list the definitions in force
+  wmctl validate FILE|- [flags]         check a definition file
+  wmctl completion bash|zsh|fish        print a shell completion script
   wmctl version
 
-Daemon flags (get, describe TYPE/NAME, gang):
-  --address ADDR         workloadmapd at HOST:PORT or unix:PATH (default
-                         $WM_ADDRESS, else 127.0.0.1:50051); plaintext
-  --cluster NAME         a cluster (kubeconfig context) of the daemon
-  -n, --namespace NS     namespace (default "default")
-  -A, --all-namespaces   get: every namespace
-  -l, --selector SEL     get: label selector on the workload object
-  --phase STATUS         get: keep workloads with this matched status
-                         (Running, Failed, ...; repeatable or comma-separated)
-  --all-types            get: every workload type (the default without TYPE)
+get, describe TYPE/NAME and gang ask workloadmapd; so do definitions and
+validate unless --offline (or --definitions, --no-catalog) is given.
 
-Offline flags (validate, describe -f, definitions):
-  --definitions PATH     add definitions from a file or directory (repeatable)
-  --no-catalog           do not load the built-in catalog
+Daemon flags:
+  --address ADDR          workloadmapd at HOST:PORT or unix:PATH (default
+                          127.0.0.1:50051)
+  --tls                   connect with TLS (implied by the other --tls-*)
+  --tls-ca FILE           PEM CA bundle that verifies the daemon (default:
+                          the system's roots)
+  --tls-cert FILE         PEM client certificate (mutual TLS); with --tls-key
+  --tls-key FILE          its private key
+  --tls-server-name NAME  the name to verify in the daemon's certificate
+  --cluster NAME          a cluster (kubeconfig context) of the daemon
+  -n, --namespace NS      namespace (default "default")
 
-Output flags:
-  -o, --output FORMAT    table (default), json or yaml; get also takes wide
-                         (adds CLUSTER and DEFINITION)
-  --pod-limit N          pods shown per component, unhealthy first (0 = all)
-  --component-limit N    components shown (describe: 0 = all; definitions: 3)
+get flags:
+  -A, --all-namespaces    every namespace
+  -l, --selector SEL      label selector on the workload object
+  --phase STATUS          keep workloads with this matched status (Running,
+                          Failed, ...; repeatable or comma-separated)
+  --all-types             every workload type (the default without TYPE)
+
+describe flags:
+  --pod-limit N           pods shown per component, unhealthy first (0 = all)
+  --component-limit N     components shown (0 = all)
+  -f, --filename FILE     resolve this manifest offline; the file may hold
+                          the workload's pods and Jobs after it
+
+definitions flags:
+  --group G, --kind K, --version V
+                          only definitions of this root kind (--kind needs
+                          --group, --version needs --kind)
+  --component-limit N     children listed after the root (default 3, 0 = all)
+
+Offline flags (definitions, validate, describe -f):
+  --offline               use the built-in catalog instead of the daemon
+  --definitions PATH      add definitions from a file or directory
+                          (repeatable; implies --offline)
+  --no-catalog            leave out the built-in catalog (implies --offline)
+
+Output and configuration:
+  -o, --output FORMAT     table (default), json or yaml; get also takes wide
+                          (adds CLUSTER, DEFINITION and ORIGIN)
+  --config FILE           config file (default $WMCTL_CONFIG, else
+                          $XDG_CONFIG_HOME/wmctl/config.yaml); --config=
+                          reads none
+
+Each setting is taken from its flag, else the environment (WM_ADDRESS,
+WMCTL_CLUSTER, WMCTL_NAMESPACE, WMCTL_OUTPUT), else the config file (keys
+address, cluster, namespace, output and tls: {enabled, ca, cert, key,
+server-name}), else the default.
 
 TYPE is a Kind (JobSet), a plural resource (jobsets), or either followed by
 .GROUP (jobsets.jobset.x-k8s.io); "TYPE NAME" works as well as TYPE/NAME.
-
-A describe file may hold, after the workload, its pods and the objects
-between them (Jobs, ReplicaSets): they are attributed as in a cluster.
 
 Exit codes: 0 ok, 1 error, invalid or daemon unreachable, 2 usage, 3 not
 found, 4 no definition covers the type.
 )";
 
-struct Args {
-  std::vector<std::string> positional;
-  std::vector<std::string> definitions;
-  std::string output = "table";
-  std::string file;
-  int pod_limit = 0;
-  int component_limit = -1;
-  bool no_catalog = false;
-  // Daemon flags.
-  std::string address;
-  std::string cluster;
-  std::string namespace_;
-  std::string selector;
-  std::vector<std::string> phases;
-  bool all_namespaces = false;
-  bool all_types = false;
-  // The long names of the flags given (but -o), to reject them where they
-  // do not apply.
-  std::vector<std::string> given;
-};
-
-// "-n" -> "--namespace"; long names and positionals as they are.
-std::string LongName(const std::string& arg) {
-  if (arg == "-n") return "--namespace";
-  if (arg == "-A") return "--all-namespaces";
-  if (arg == "-l") return "--selector";
-  if (arg == "-f") return "--filename";
-  if (arg == "-o") return "--output";
-  return arg;
-}
-
-// Parses flags anywhere among the arguments ("--flag value" or
-// "--flag=value"). Returns an error message for a bad flag.
-std::string ParseArgs(const std::vector<std::string>& argv, Args& args) {
-  for (size_t i = 0; i < argv.size(); ++i) {
-    std::string arg = argv[i];
-    std::string value;
-    bool has_value = false;
-    if (absl::StartsWith(arg, "--") && arg.find('=') != std::string::npos) {
-      value = arg.substr(arg.find('=') + 1);
-      arg = arg.substr(0, arg.find('='));
-      has_value = true;
-    }
-    auto take = [&](std::string& out) -> bool {
-      if (has_value) {
-        out = value;
-        return true;
-      }
-      if (i + 1 >= argv.size()) return false;
-      out = argv[++i];
-      return true;
-    };
-    auto take_int = [&](int& out) -> bool {
-      std::string s;
-      return take(s) && absl::SimpleAtoi(s, &out) && out >= 0;
-    };
-    std::string name = LongName(arg);
-    if (absl::StartsWith(name, "--") && name != "--output") args.given.push_back(name);
-    if (arg == "--definitions") {
-      std::string path;
-      if (!take(path)) return "--definitions needs a path";
-      args.definitions.push_back(path);
-    } else if (arg == "-o" || arg == "--output") {
-      if (!take(args.output)) return "--output needs a format";
-      if (args.output != "table" && args.output != "wide" && args.output != "json" &&
-          args.output != "yaml") {
-        return absl::StrCat("unknown output format \"", args.output,
-                            "\" (table, wide, json, yaml)");
-      }
-    } else if (arg == "--address") {
-      if (!take(args.address) || args.address.empty()) return "--address needs HOST:PORT";
-    } else if (arg == "--cluster") {
-      if (!take(args.cluster) || args.cluster.empty()) return "--cluster needs a name";
-    } else if (arg == "-n" || arg == "--namespace") {
-      if (!take(args.namespace_) || args.namespace_.empty()) return "--namespace needs a name";
-    } else if (arg == "-A" || arg == "--all-namespaces") {
-      args.all_namespaces = true;
-    } else if (arg == "-l" || arg == "--selector") {
-      if (!take(args.selector)) return "--selector needs a label selector";
-    } else if (arg == "--phase") {
-      std::string phases;
-      if (!take(phases)) return "--phase needs a status";
-      for (absl::string_view p : absl::StrSplit(phases, ',', absl::SkipEmpty())) {
-        args.phases.emplace_back(p);
-      }
-    } else if (arg == "--all-types") {
-      args.all_types = true;
-    } else if (arg == "-f" || arg == "--filename") {
-      if (!take(args.file)) return "-f needs a file";
-    } else if (arg == "--pod-limit") {
-      if (!take_int(args.pod_limit)) return "--pod-limit needs a number >= 0";
-    } else if (arg == "--component-limit") {
-      if (!take_int(args.component_limit)) return "--component-limit needs a number >= 0";
-    } else if (arg == "--no-catalog") {
-      args.no_catalog = true;
-    } else if (absl::StartsWith(arg, "-") && arg != "-") {
-      return absl::StrCat("unknown flag ", arg);
-    } else {
-      args.positional.push_back(arg);
-    }
-  }
-  return "";
-}
+// Completion asks the daemon with a short deadline: a TAB must not hang.
+constexpr absl::Duration kCompletionDeadline = absl::Seconds(2);
 
 absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
@@ -183,39 +112,63 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in)
   return std::string(std::istreambuf_iterator<char>(file), {});
 }
 
+int OriginRank(absl::string_view origin) {
+  return origin == "cluster" ? 2 : origin == "file" ? 1 : 0;
+}
+
+std::string FindingText(const v1::Finding& f) {
+  return f.path().empty() ? f.message() : absl::StrCat(f.path(), ": ", f.message());
+}
+
+// The settings that are not per command: where the daemon is and how to
+// print, each from its flag, else the environment, else the config file,
+// else the default.
+struct Settings {
+  Connection connection;
+  std::string address_source;   // for messages: "WM_ADDRESS", "config file X", ...
+  bool tls_from_flags = false;  // a --tls* flag was given
+  std::string cluster;
+  std::string namespace_ = "default";
+  std::string output = "table";
+};
+
 class Wmctl {
  public:
-  Wmctl(std::istream& in, std::ostream& out, std::ostream& err) : in_(in), out_(out), err_(err) {}
+  Wmctl(std::istream& in, std::ostream& out, std::ostream& err, const Environment& environment)
+      : in_(in), out_(out), err_(err), env_(environment) {}
 
   int Run(const std::vector<std::string>& argv) {
-    if (argv.empty() || argv[0] == "help" || argv[0] == "--help" || argv[0] == "-h") {
-      (argv.empty() ? err_ : out_) << kUsage;
-      return argv.empty() ? 2 : 0;
+    if (argv.empty()) {
+      err_ << kUsage;
+      return 2;
     }
-    std::string command = argv[0];
-    std::string bad = ParseArgs({argv.begin() + 1, argv.end()}, args_);
-    if (!bad.empty()) return Usage(bad);
-    if (command == "version") {
+    const std::string& command = argv[0];
+    std::vector<std::string> rest(argv.begin() + 1, argv.end());
+    if (command == "__complete") return Complete(rest);
+    if (command == "help" || command == "--help" || command == "-h") {
+      out_ << kUsage;
+      return 0;
+    }
+    if (command == "version" || command == "--version") {
       out_ << "wmctl " << WM_VERSION << "\n";
       return 0;
     }
-    if (args_.output == "wide" && command != "get" && command != "validate") {
-      return Usage(absl::StrCat(command, " does not take -o wide"));
+    std::string bad = ParseArgs(rest, args_);
+    if (args_.Has("--help")) {
+      out_ << kUsage;
+      return 0;
     }
+    if (!bad.empty()) return Usage(bad);
+    spec_ = FindCommand(command);
+    if (spec_ == nullptr) return Usage(absl::StrCat("unknown command \"", command, "\""));
+    if (command == "completion") return Completion();
+    if (int code = CheckFlags(command)) return code;
+    if (int code = LoadSettings(false)) return code;
     if (command == "get") return Get();
     if (command == "gang") return Gang();
-    if (command == "describe" && args_.file.empty()) return LiveDescribe();
-    if (command == "validate" || command == "describe" || command == "definitions") {
-      std::string what = command == "describe" ? "describe -f" : command;
-      for (const std::string& flag : args_.given) {
-        if (IsDaemonFlag(flag)) {
-          return Usage(absl::StrCat(what, " works offline and does not take ", flag));
-        }
-      }
-    }
+    if (command == "describe") return args_.Has("--filename") ? Describe() : LiveDescribe();
+    if (command == "definitions") return Offline() ? OfflineDefinitions() : Definitions();
     if (command == "validate") return Validate();
-    if (command == "describe") return Describe();
-    if (command == "definitions") return Definitions();
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
 
@@ -228,6 +181,141 @@ class Wmctl {
   int Fail(int code, const std::string& message) {
     err_ << "error: " << message << "\n";
     return code;
+  }
+
+  // definitions and validate work in-process with --offline, --definitions
+  // or --no-catalog.
+  bool Offline() const {
+    return args_.Has("--offline") || args_.Has("--definitions") || args_.Has("--no-catalog");
+  }
+
+  // A usage error (2) for a flag the command, or its form, does not take.
+  int CheckFlags(const std::string& command) {
+    const auto& allowed = spec_->flags;
+    bool offline = command == "describe"                               ? args_.Has("--filename")
+                   : command == "definitions" || command == "validate" ? Offline()
+                                                                       : false;
+    std::string form = command == "describe" && offline ? "describe -f" : command;
+    for (const std::string& flag : args_.order) {
+      if (flag == "--output") continue;  // checked with the other settings
+      if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end()) {
+        return Usage(absl::StrCat(form, " does not take ", flag));
+      }
+      if (offline && (IsConnectionFlag(flag) || flag == "--namespace")) {
+        return Usage(absl::StrCat(form, " works offline and does not take ", flag));
+      }
+      if (command == "describe" && !offline &&
+          (flag == "--definitions" || flag == "--no-catalog")) {
+        return Usage(absl::StrCat("describe TYPE/NAME asks the daemon and does not take ", flag,
+                                  " (give it to workloadmapd, or use describe -f)"));
+      }
+    }
+    for (const char* number : {"--pod-limit", "--component-limit"}) {
+      int value = 0;
+      if (args_.Has(number) && (!absl::SimpleAtoi(args_.Last(number), &value) || value < 0)) {
+        return Usage(absl::StrCat(number, " needs a number >= 0"));
+      }
+    }
+    return 0;
+  }
+
+  std::string Env(const char* name) const {
+    const char* value = env_.getenv(name);
+    return value == nullptr ? "" : value;
+  }
+
+  // Fills settings_ from flags, environment, config file and defaults.
+  // Returns an exit code (2) after printing the error, unless `quiet`.
+  int LoadSettings(bool quiet) {
+    auto fail = [&](const std::string& message) {
+      if (!quiet) err_ << "error: " << message << "\n";
+      return 2;
+    };
+    std::optional<std::string> config_flag;
+    if (args_.Has("--config")) config_flag = args_.Last("--config");
+    ConfigLocation location = LocateConfig(config_flag, env_.getenv);
+    FileSettings file;
+    std::string file_name = absl::StrCat("config file ", location.path);
+    if (!location.path.empty()) {
+      auto read = ReadConfigFile(location.path);
+      if (read.ok()) {
+        file = *std::move(read);
+      } else if (location.required || !absl::IsNotFound(read.status())) {
+        return fail(std::string(read.status().message()));
+      }
+    }
+    // flag > environment > file > default, naming where the value came from.
+    auto pick = [&](const char* flag, const char* env, const std::optional<std::string>& from_file,
+                    std::string& out, std::string* source) {
+      if (args_.Has(flag)) {
+        out = args_.Last(flag);
+        if (source) *source = flag;
+      } else if (std::string value = env ? Env(env) : ""; !value.empty()) {
+        out = value;
+        if (source) *source = env;
+      } else if (from_file) {
+        out = *from_file;
+        if (source) *source = file_name;
+      }
+    };
+    Connection& c = settings_.connection;
+    pick("--address", kAddressEnv, file.address, c.address, &settings_.address_source);
+    pick("--cluster", kClusterEnv, file.cluster, settings_.cluster, nullptr);
+    pick("--namespace", kNamespaceEnv, file.namespace_, settings_.namespace_, nullptr);
+    std::string output_source;
+    pick("--output", kOutputEnv, file.output, settings_.output, &output_source);
+    if (settings_.namespace_.empty()) return fail("--namespace needs a name");
+    // An -o the command does not take is a usage error; a format from the
+    // environment or the file is a preference, and falls back to table.
+    // (Completion only needs the connection.)
+    if (!quiet) {
+      const auto& formats = spec_->formats;
+      bool takes = std::find(formats.begin(), formats.end(), settings_.output) != formats.end();
+      if (output_source == "--output") {
+        if (formats.empty()) return Usage(absl::StrCat(spec_->name, " does not take -o"));
+        if (!IsOutputFormat(settings_.output)) {
+          return Usage(absl::StrCat("unknown output format \"", settings_.output,
+                                    "\" (table, wide, json, yaml)"));
+        }
+        if (!takes) {
+          return Usage(absl::StrCat(spec_->name, " does not take -o ", settings_.output));
+        }
+      } else if (output_source == kOutputEnv && !IsOutputFormat(settings_.output)) {
+        return fail(absl::StrCat(kOutputEnv, ": unknown output format \"", settings_.output,
+                                 "\" (table, wide, json, yaml)"));
+      }
+      if (!takes) settings_.output = "table";
+    }
+    // TLS: any TLS flag turns it on; else the file's tls.enabled, which the
+    // file's other tls keys imply.
+    for (const char* flag : {"--tls", "--tls-ca", "--tls-cert", "--tls-key", "--tls-server-name"}) {
+      settings_.tls_from_flags = settings_.tls_from_flags || args_.Has(flag);
+    }
+    bool file_tls_keys = file.tls_ca || file.tls_cert || file.tls_key || file.tls_server_name;
+    c.tls = settings_.tls_from_flags || file.tls.value_or(file_tls_keys);
+    pick("--tls-ca", nullptr, file.tls_ca, c.tls_ca_file, nullptr);
+    pick("--tls-cert", nullptr, file.tls_cert, c.tls_cert_file, nullptr);
+    pick("--tls-key", nullptr, file.tls_key, c.tls_key_file, nullptr);
+    pick("--tls-server-name", nullptr, file.tls_server_name, c.tls_server_name, nullptr);
+    return 0;
+  }
+
+  // Why the connection settings cannot work, or "". Checked only by the
+  // commands that connect: a bad WM_ADDRESS does not stop offline ones.
+  std::string ConnectionProblem() const {
+    const Connection& c = settings_.connection;
+    if (std::string bad = CheckAddress(c.address); !bad.empty()) {
+      const std::string& source = settings_.address_source;
+      return source.empty() || source == "--address" ? bad : absl::StrCat(bad, " in ", source);
+    }
+    // A TLS setting in the file does not stop a --address unix:... run.
+    if (c.tls && absl::StartsWith(c.address, "unix:") && settings_.tls_from_flags) {
+      return "TLS does not apply to unix: addresses (the daemon serves them in plaintext)";
+    }
+    if (c.tls && c.tls_cert_file.empty() != c.tls_key_file.empty()) {
+      return "--tls-cert and --tls-key go together";
+    }
+    return "";
   }
 
   absl::StatusOr<expressions::Engine*> Engine() {
@@ -244,194 +332,53 @@ class Wmctl {
     auto engine = Engine();
     if (!engine.ok()) return engine.status();
     registry_ = std::make_unique<definitions::Registry>(**engine);
-    if (!args_.no_catalog) {
+    if (!args_.Has("--no-catalog")) {
       absl::Status s = registry_->AddDocuments(BuiltinCatalog(), definitions::Origin::kCatalog);
       if (!s.ok()) return s;
     }
-    for (const std::string& path : args_.definitions) {
-      absl::Status s = registry_->AddPath(path);
-      if (!s.ok()) return s;
-    }
-    for (const auto& r : registry_->rejected()) {
-      err_ << "warning: definition " << (r.name.empty() ? r.source : r.name) << " (" << r.source
-           << ") is invalid and was skipped:\n";
-      for (const auto& f : r.findings) {
-        if (f.is_error()) err_ << "  " << f.ToString() << "\n";
+    if (args_.Has("--definitions")) {
+      for (const std::string& path : args_.flags.at("--definitions")) {
+        absl::Status s = registry_->AddPath(path);
+        if (!s.ok()) return s;
       }
     }
     return registry_.get();
   }
 
+  std::vector<RejectedRow> RegistryRejected() const {
+    std::vector<RejectedRow> out;
+    for (const auto& r : registry_->rejected()) {
+      RejectedRow row{r.name, r.source, {}};
+      for (const auto& f : r.findings) {
+        if (f.is_error()) row.findings.push_back(f.ToString());
+      }
+      out.push_back(std::move(row));
+    }
+    return out;
+  }
+
   void Print(const Json& value) {
-    if (args_.output == "yaml") {
+    if (settings_.output == "yaml") {
       out_ << ToYaml(value);
     } else {
       out_ << value.dump(2) << "\n";
     }
   }
 
-  int Validate() {
-    if (args_.positional.size() != 1) return Usage("validate takes one FILE or -");
-    const std::string& path = args_.positional[0];
-    if (args_.output != "table") return Usage("validate does not take -o");
-    auto text = ReadInput(path, in_);
-    if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ParseYamlDocuments(*text);
-    std::string name = path == "-" ? "stdin" : path;
-    if (!docs.ok()) return Fail(2, absl::StrCat(name, ": ", docs.status().message()));
-    if (docs->empty()) return Fail(2, absl::StrCat(name, ": no document"));
-    auto engine = Engine();
-    if (!engine.ok()) return Fail(1, std::string(engine.status().message()));
-    int exit_code = 0;
-    for (size_t i = 0; i < docs->size(); ++i) {
-      std::string source = docs->size() > 1 ? absl::StrCat(name, "#", i + 1) : name;
-      auto parsed = definitions::ParseDefinition((*docs)[i], definitions::Origin::kFile, source);
-      std::vector<Finding> findings = parsed.findings;
-      std::string gvk;
-      if (parsed.definition) {
-        if (const auto& k = parsed.definition->root.kind) {
-          gvk =
-              absl::StrCat(k->group.empty() ? "" : k->group + "/", k->version, ", Kind=", k->kind);
-        }
-        std::vector<Finding> compile_findings;
-        auto compiled =
-            definitions::CompileDefinition(*parsed.definition, **engine, &compile_findings);
-        findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
-      }
-      int errors = 0;
-      for (const auto& f : findings) errors += f.is_error();
-      if (errors == 0) {
-        out_ << "OK: " << source << " is a valid Karta definition (GVK: " << gvk << ")\n";
-      } else {
-        out_ << "INVALID: " << source << "\n";
-        for (const auto& f : findings) {
-          if (f.is_error()) out_ << "  " << f.ToString() << "\n";
-        }
-        err_ << "error: " << errors << " finding(s) in " << source << "\n";
-        exit_code = 1;
-      }
-      for (const auto& f : findings) {
-        if (!f.is_error()) err_ << f.ToString() << "\n";
-      }
-    }
-    return exit_code;
-  }
+  // ---- Daemon connection ----------------------------------------------------
 
-  int Describe() {
-    if (!args_.positional.empty()) return Usage("describe -f takes no TYPE or NAME");
-    auto text = ReadInput(args_.file, in_);
-    if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ParseYamlDocuments(*text);
-    if (!docs.ok()) return Fail(2, std::string(docs.status().message()));
-    if (docs->empty()) return Fail(2, "the file holds no object");
-    for (const Json& d : *docs) {
-      if (!d.is_object() || !d.contains("apiVersion") || !d.contains("kind")) {
-        return Fail(2, "every object needs apiVersion and kind");
-      }
-    }
-    auto registry = LoadRegistry();
-    if (!registry.ok()) return Fail(1, std::string(registry.status().message()));
-    // The workload: the first object that is not a Pod, else the first.
-    size_t workload = 0;
-    for (size_t i = 0; i < docs->size(); ++i) {
-      if ((*docs)[i]["kind"] != "Pod") {
-        workload = i;
-        break;
-      }
-    }
-    const Json& object = (*docs)[workload];
-    std::string api_version = object["apiVersion"];
-    definitions::GroupVersionKind gvk;
-    size_t slash = api_version.find('/');
-    gvk.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-    gvk.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-    gvk.kind = object["kind"];
-    auto def = (*registry)->ForKind(gvk);
-    if (!def.ok()) {
-      if (absl::IsNotFound(def.status())) {
-        if (args_.output != "table") {
-          Print({{"error", "no_definition_for_type"},
-                 {"gvk", gvk.ToString()},
-                 {"message", "no Karta definition covers this workload type"},
-                 {"hint", "add one with --definitions PATH"}});
-        }
-        return Fail(4, std::string(def.status().message()));
-      }
-      return Fail(2, std::string(def.status().message()));
-    }
-    resolution::WorkloadInput input{&object};
-    for (size_t i = 0; i < docs->size(); ++i) {
-      if (i == workload) continue;
-      ((*docs)[i]["kind"] == "Pod" ? input.pods : input.owners).push_back(&(*docs)[i]);
-    }
-    auto engine = Engine();
-    auto resolved = resolution::ResolveWorkload(**def, **engine, input);
-    if (!resolved.ok()) return Fail(1, std::string(resolved.status().message()));
-    DescribeOptions options;
-    options.file_mode = true;
-    options.has_pods = !input.pods.empty();
-    options.pod_limit = args_.pod_limit;
-    options.component_limit = std::max(0, args_.component_limit);
-    if (args_.output == "table") {
-      out_ << DescribeText(*resolved, options);
-    } else {
-      Print(DescribeJson(*resolved, options));
-    }
-    for (const auto& w : resolved->warnings()) err_ << "warning: " << w << "\n";
+  // The daemon client; an exit code after printing the error.
+  int Connect() {
+    if (std::string bad = ConnectionProblem(); !bad.empty()) return Fail(2, bad);
+    auto client = LiveClient::Create(settings_.connection);
+    if (!client.ok()) return Fail(2, std::string(client.status().message()));
+    client_ = *std::move(client);
     return 0;
   }
 
-  int Definitions() {
-    if (args_.positional.size() > 1) return Usage("definitions takes at most one NAME");
-    auto registry = LoadRegistry();
-    if (!registry.ok()) return Fail(1, std::string(registry.status().message()));
-    auto all = (*registry)->All();
-    if (!args_.positional.empty()) {
-      // Prefer the copy of the latest origin (cluster over file over catalog).
-      std::shared_ptr<const definitions::Definition> found;
-      for (const auto& d : all) {
-        if (d->name == args_.positional[0] && (!found || d->origin > found->origin)) found = d;
-      }
-      if (!found) return Fail(3, absl::StrCat("definition ", args_.positional[0], " not found"));
-      if (args_.output == "table") {
-        out_ << DefinitionsTable({found}, args_.component_limit < 0 ? 3 : args_.component_limit);
-      } else {
-        Print(found->object);
-      }
-      return 0;
-    }
-    if (all.empty()) {
-      err_ << "No Karta definitions found.\n";
-      return 0;
-    }
-    if (args_.output == "table") {
-      out_ << DefinitionsTable(all, args_.component_limit < 0 ? 3 : args_.component_limit);
-    } else {
-      Json items = Json::array();
-      for (const auto& d : all) items.push_back(d->object);
-      Print({{"items", items}, {"count", items.size()}});
-    }
-    return 0;
-  }
-
-  // ---- Daemon commands ----------------------------------------------------
-
-  static bool IsDaemonFlag(const std::string& flag) {
-    for (const char* f : {"--address", "--cluster", "--namespace", "--all-namespaces", "--selector",
-                          "--phase", "--all-types"}) {
-      if (flag == f) return true;
-    }
-    return false;
-  }
-
-  // A usage error (2) for a flag `command` does not take, else 0.
-  int OnlyFlags(const std::string& command, std::initializer_list<absl::string_view> allowed) {
-    for (const std::string& flag : args_.given) {
-      if (std::find(allowed.begin(), allowed.end(), flag) == allowed.end()) {
-        return Usage(absl::StrCat(command, " does not take ", flag));
-      }
-    }
-    return 0;
+  int CallFailed(const grpc::Status& status) {
+    return Fail(ExitCodeFor(status),
+                ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
   }
 
   // TYPE/NAME, or TYPE NAME; `name_required` makes a bare TYPE a usage error.
@@ -462,7 +409,7 @@ class Wmctl {
 
   // A Kind starts with an uppercase letter, else TYPE is a plural resource
   // (as the daemon matches them); ".GROUP" after either sets the group.
-  static void SetType(const std::string& type, workloadmap::v1::ObjectRef* ref) {
+  static void SetType(const std::string& type, v1::ObjectRef* ref) {
     size_t dot = type.find('.');
     std::string head = type.substr(0, dot);
     if (dot != std::string::npos) ref->set_group(type.substr(dot + 1));
@@ -483,107 +430,60 @@ class Wmctl {
     return absl::StrCat(type.substr(dot + 1), "/", type.substr(0, dot));
   }
 
-  // The daemon client, or a usage error (2) for a bad address.
-  int Connect() {
-    std::string address = DaemonAddress(args_.address);
-    std::string bad = CheckAddress(address);
-    if (!bad.empty()) return Usage(args_.address.empty() ? bad + " in WM_ADDRESS" : bad);
-    client_ = std::make_unique<LiveClient>(address);
-    return 0;
-  }
-
-  int CallFailed(const grpc::Status& status) {
-    return Fail(ExitCodeFor(status), ErrorMessageFor(status, client_->address()));
-  }
-
-  int LiveDescribe() {
-    if (int bad = OnlyFlags("describe TYPE/NAME", {"--address", "--cluster", "--namespace",
-                                                   "--pod-limit", "--component-limit"})) {
-      return bad;
-    }
-    if (args_.positional.empty()) return Usage("describe needs TYPE/NAME or -f FILE");
-    std::string type, name;
-    std::string bad = TypeAndName("describe", true, type, name);
-    if (!bad.empty()) return Usage(bad);
-    if (int code = Connect()) return code;
-    workloadmap::v1::ResolveWorkloadRequest request;
-    workloadmap::v1::ObjectRef* ref = request.mutable_ref();
-    SetType(type, ref);
-    ref->set_namespace_(args_.namespace_);
-    ref->set_name(name);
-    ref->set_cluster(args_.cluster);
-    request.set_include_pods(true);
-    // Every pod: --pod-limit is applied here, unhealthy first, so that the
-    // "... and K more (U unhealthy shown)" line can count what it hides.
-    request.set_pod_limit(0);
-    workloadmap::v1::ResolveWorkloadResponse response;
-    grpc::Status status = client_->ResolveWorkload(request, &response);
-    if (!status.ok()) {
-      if (ExitCodeFor(status) == 4 && args_.output != "table") {
-        Print({{"error", "no_definition_for_type"},
-               {"type", type},
-               {"message", "no Karta definition covers this workload type"},
-               {"hint",
-                "give the daemon one with --definitions PATH, or add a Karta to the "
-                "cluster"}});
-      }
-      return CallFailed(status);
-    }
-    DescribeOptions options;
-    options.file_mode = false;
-    options.has_pods = true;
-    options.pod_limit = args_.pod_limit;
-    options.component_limit = std::max(0, args_.component_limit);
-    if (args_.output == "table") {
-      out_ << DescribeText(response.workload(), options);
-    } else {
-      Print(DescribeJson(response.workload(), options));
-    }
-    for (const auto& w : response.workload().warnings()) err_ << "warning: " << w << "\n";
-    return 0;
-  }
+  // ---- get, describe TYPE/NAME, gang ------------------------------------------
 
   int Get() {
-    if (int bad = OnlyFlags("get", {"--address", "--cluster", "--namespace", "--all-namespaces",
-                                    "--selector", "--phase", "--all-types"})) {
-      return bad;
-    }
     std::string type, name;
     std::string bad = TypeAndName("get", false, type, name);
     if (!bad.empty()) return Usage(bad);
-    if (args_.all_namespaces && !args_.namespace_.empty()) {
+    bool all_namespaces = args_.Has("--all-namespaces");
+    if (all_namespaces && args_.Has("--namespace")) {
       return Usage("get takes -n NAMESPACE or -A, not both");
     }
-    if (args_.all_types && !type.empty()) return Usage("get takes TYPE or --all-types, not both");
-    if (!name.empty() && !args_.selector.empty()) return Usage("get takes NAME or -l, not both");
+    if (args_.Has("--all-types") && !type.empty()) {
+      return Usage("get takes TYPE or --all-types, not both");
+    }
+    std::string selector = args_.Last("--selector");
+    if (!name.empty() && !selector.empty()) return Usage("get takes NAME or -l, not both");
     if (int code = Connect()) return code;
-    std::string namespace_ = args_.namespace_.empty() ? "default" : args_.namespace_;
-    workloadmap::v1::ListWorkloadsRequest request;
-    request.set_cluster(args_.cluster);
-    if (!args_.all_namespaces) request.set_namespace_(namespace_);
+    v1::ListWorkloadsRequest request;
+    request.set_cluster(settings_.cluster);
+    if (!all_namespaces) request.set_namespace_(settings_.namespace_);
     if (!type.empty()) request.add_kinds(KindFilter(type));
-    for (const std::string& phase : args_.phases) request.add_statuses(phase);
-    request.set_label_selector(args_.selector);
-    std::vector<workloadmap::v1::WorkloadSummary> rows;
+    if (args_.Has("--phase")) {
+      for (const std::string& value : args_.flags.at("--phase")) {
+        for (absl::string_view p : absl::StrSplit(value, ',', absl::SkipEmpty())) {
+          request.add_statuses(std::string(p));
+        }
+      }
+    }
+    request.set_label_selector(selector);
+    std::vector<v1::WorkloadSummary> rows;
     grpc::Status status = client_->ListAllWorkloads(request, &rows);
     if (!status.ok()) return CallFailed(status);
     std::string where =
-        args_.all_namespaces ? "in any namespace" : absl::StrCat("in namespace ", namespace_);
+        all_namespaces ? "in any namespace" : absl::StrCat("in namespace ", settings_.namespace_);
     if (!name.empty()) {
       rows.erase(std::remove_if(rows.begin(), rows.end(),
                                 [&](const auto& row) { return row.ref().name() != name; }),
                  rows.end());
       if (rows.empty()) return Fail(3, absl::StrCat(type, " ", name, " not found ", where));
     }
-    if (args_.output == "json" || args_.output == "yaml") {
-      Json items = Json::array();
-      for (const auto& row : rows) items.push_back(GetRowJson(row));
-      Print(items);
+    if (settings_.output == "json" || settings_.output == "yaml") {
+      // kli: a NAME prints its view bare, a listing {"items", "count"}.
+      if (!name.empty() && rows.size() == 1) {
+        Print(GetRowJson(rows[0]));
+      } else {
+        Json items = Json::array();
+        for (const auto& row : rows) items.push_back(GetRowJson(row));
+        Print({{"items", items}, {"count", items.size()}});
+      }
     } else if (rows.empty()) {
       err_ << "No workloads found " << where << ".\n";
     } else {
-      out_ << GetTable(rows,
-                       {.all_namespaces = args_.all_namespaces, .wide = args_.output == "wide"});
+      out_ << GetTable(rows, {.all_namespaces = all_namespaces,
+                              .wide = settings_.output == "wide",
+                              .now = env_.now()});
     }
     for (const auto& row : rows) {
       if (!row.error().empty()) {
@@ -594,8 +494,56 @@ class Wmctl {
     return 0;
   }
 
+  DescribeOptions Options(bool file_mode, bool has_pods) {
+    DescribeOptions options;
+    options.file_mode = file_mode;
+    options.has_pods = has_pods;
+    options.pod_limit = std::stoi(args_.Last("--pod-limit", "0"));
+    options.component_limit = std::stoi(args_.Last("--component-limit", "0"));
+    options.now = env_.now();
+    return options;
+  }
+
+  int LiveDescribe() {
+    if (args_.positional.empty()) return Usage("describe needs TYPE/NAME or -f FILE");
+    std::string type, name;
+    std::string bad = TypeAndName("describe", true, type, name);
+    if (!bad.empty()) return Usage(bad);
+    if (int code = Connect()) return code;
+    v1::ResolveWorkloadRequest request;
+    v1::ObjectRef* ref = request.mutable_ref();
+    SetType(type, ref);
+    ref->set_namespace_(settings_.namespace_);
+    ref->set_name(name);
+    ref->set_cluster(settings_.cluster);
+    request.set_include_pods(true);
+    // Every pod: --pod-limit is applied here, unhealthy first, so that the
+    // "... and K more (U unhealthy shown)" line can count what it hides.
+    request.set_pod_limit(0);
+    v1::ResolveWorkloadResponse response;
+    grpc::Status status = client_->ResolveWorkload(request, &response);
+    if (!status.ok()) {
+      if (ExitCodeFor(status) == 4 && settings_.output != "table") {
+        Print({{"error", "no_definition_for_type"},
+               {"type", type},
+               {"message", "no Karta definition covers this workload type"},
+               {"hint",
+                "give the daemon one with --definitions PATH, or add a Karta to the "
+                "cluster"}});
+      }
+      return CallFailed(status);
+    }
+    DescribeOptions options = Options(false, true);
+    if (settings_.output == "table") {
+      out_ << DescribeText(response.workload(), options);
+    } else {
+      Print(DescribeJson(response.workload(), options));
+    }
+    for (const auto& w : response.workload().warnings()) err_ << "warning: " << w << "\n";
+    return 0;
+  }
+
   int Gang() {
-    if (int bad = OnlyFlags("gang", {"--address", "--cluster", "--namespace"})) return bad;
     if (args_.positional.size() != 1) return Usage("gang takes one POD");
     std::string pod = args_.positional[0];
     for (const char* prefix : {"pod/", "pods/", "Pod/"}) {
@@ -603,18 +551,17 @@ class Wmctl {
     }
     if (pod.empty() || absl::StrContains(pod, '/')) return Usage("gang takes one POD");
     if (int code = Connect()) return code;
-    workloadmap::v1::GetGangInstructionsRequest request;
-    request.mutable_pod()->set_cluster(args_.cluster);
-    request.mutable_pod()->set_namespace_(args_.namespace_);
+    v1::GetGangInstructionsRequest request;
+    request.mutable_pod()->set_cluster(settings_.cluster);
+    request.mutable_pod()->set_namespace_(settings_.namespace_);
     request.mutable_pod()->set_name(pod);
-    workloadmap::v1::GetGangInstructionsResponse response;
+    v1::GetGangInstructionsResponse response;
     grpc::Status status = client_->GetGangInstructions(request, &response);
     if (!status.ok()) return CallFailed(status);
-    std::string namespace_ = args_.namespace_.empty() ? "default" : args_.namespace_;
-    if (args_.output == "table") {
-      out_ << GangText(namespace_, pod, response);
+    if (settings_.output == "table") {
+      out_ << GangText(settings_.namespace_, pod, response);
     } else {
-      Print(GangJson(namespace_, pod, response));
+      Print(GangJson(settings_.namespace_, pod, response));
     }
     if (!response.assignment().error().empty()) {
       return Fail(1,
@@ -623,10 +570,459 @@ class Wmctl {
     return 0;
   }
 
+  // ---- describe -f ------------------------------------------------------------
+
+  int Describe() {
+    if (!args_.positional.empty()) return Usage("describe -f takes no TYPE or NAME");
+    auto text = ReadInput(args_.Last("--filename"), in_);
+    if (!text.ok()) return Fail(2, std::string(text.status().message()));
+    auto docs = ParseYamlDocuments(*text);
+    if (!docs.ok()) return Fail(2, std::string(docs.status().message()));
+    if (docs->empty()) return Fail(2, "the file holds no object");
+    for (const Json& d : *docs) {
+      if (!d.is_object() || !d.contains("apiVersion") || !d.contains("kind")) {
+        return Fail(2, "every object needs apiVersion and kind");
+      }
+    }
+    auto registry = LoadRegistry();
+    if (!registry.ok()) return Fail(1, std::string(registry.status().message()));
+    std::string warnings = RejectedWarnings(RegistryRejected());
+    // The workload: the first object that is not a Pod, else the first.
+    size_t workload = 0;
+    for (size_t i = 0; i < docs->size(); ++i) {
+      if ((*docs)[i]["kind"] != "Pod") {
+        workload = i;
+        break;
+      }
+    }
+    const Json& object = (*docs)[workload];
+    std::string api_version = object["apiVersion"];
+    definitions::GroupVersionKind gvk;
+    size_t slash = api_version.find('/');
+    gvk.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+    gvk.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+    gvk.kind = object["kind"];
+    auto def = (*registry)->ForKind(gvk);
+    if (!def.ok()) {
+      if (absl::IsNotFound(def.status())) {
+        if (settings_.output != "table") {
+          Print({{"error", "no_definition_for_type"},
+                 {"gvk", gvk.ToString()},
+                 {"message", "no Karta definition covers this workload type"},
+                 {"hint", "add one with --definitions PATH"}});
+        }
+        err_ << warnings;
+        return Fail(4, std::string(def.status().message()));
+      }
+      err_ << warnings;
+      return Fail(2, std::string(def.status().message()));
+    }
+    resolution::WorkloadInput input{&object};
+    for (size_t i = 0; i < docs->size(); ++i) {
+      if (i == workload) continue;
+      ((*docs)[i]["kind"] == "Pod" ? input.pods : input.owners).push_back(&(*docs)[i]);
+    }
+    auto engine = Engine();
+    auto resolved = resolution::ResolveWorkload(**def, **engine, input);
+    if (!resolved.ok()) {
+      err_ << warnings;
+      return Fail(1, std::string(resolved.status().message()));
+    }
+    DescribeOptions options = Options(true, !input.pods.empty());
+    if (settings_.output == "table") {
+      out_ << DescribeText(*resolved, options);
+    } else {
+      Print(DescribeJson(*resolved, options));
+    }
+    err_ << warnings;
+    for (const auto& w : resolved->warnings()) err_ << "warning: " << w << "\n";
+    return 0;
+  }
+
+  // ---- definitions ------------------------------------------------------------
+
+  // --group, --kind and --version: an error message, or "".
+  std::string CheckKindFilter() const {
+    if (args_.Has("--kind") && !args_.Has("--group")) return "--kind needs --group";
+    if (args_.Has("--version") && !args_.Has("--kind")) return "--version needs --kind";
+    if (args_.positional.size() > 1) return "definitions takes at most one NAME";
+    return "";
+  }
+
+  bool KindFilterKeeps(const DefinitionRow& row) const {
+    auto keeps = [&](const char* flag, const std::string& value) {
+      return !args_.Has(flag) || args_.Last(flag) == value;
+    };
+    return keeps("--group", row.group) && keeps("--kind", row.kind) &&
+           keeps("--version", row.version);
+  }
+
+  // Prints the rows (filtered; one NAME if given) and then the warnings.
+  int PrintDefinitions(std::vector<DefinitionRow> rows, const std::vector<RejectedRow>& rejected) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(),
+                              [&](const DefinitionRow& r) { return !KindFilterKeeps(r); }),
+               rows.end());
+    SortDefinitions(rows);
+    int component_limit = std::stoi(args_.Last("--component-limit", "3"));
+    if (!args_.positional.empty()) {
+      const std::string& name = args_.positional[0];
+      // The copy in force: cluster over file over catalog.
+      const DefinitionRow* found = nullptr;
+      for (const DefinitionRow& r : rows) {
+        if (r.name == name && (!found || OriginRank(r.origin) > OriginRank(found->origin))) {
+          found = &r;
+        }
+      }
+      if (found == nullptr) return Fail(3, absl::StrCat("definition ", name, " not found"));
+      if (settings_.output == "table") {
+        out_ << DefinitionsTable({*found}, component_limit);
+      } else {
+        // Offline, the Karta itself, so that it round-trips into validate.
+        Print(found->object);
+      }
+      return 0;
+    }
+    if (settings_.output != "table") {
+      Print(DefinitionsJson(rows, rejected));
+    } else if (rows.empty()) {
+      err_ << "No Karta definitions found.\n";
+    } else {
+      out_ << DefinitionsTable(rows, component_limit);
+    }
+    err_ << RejectedWarnings(rejected);
+    return 0;
+  }
+
+  int Definitions() {
+    if (std::string bad = CheckKindFilter(); !bad.empty()) return Usage(bad);
+    if (int code = Connect()) return code;
+    v1::ListDefinitionsResponse response;
+    grpc::Status status = client_->ListDefinitions({}, &response);
+    if (!status.ok()) return CallFailed(status);
+    std::vector<DefinitionRow> rows;
+    for (const v1::DefinitionInfo& d : response.definitions()) {
+      DefinitionRow row{d.name(),
+                        d.root_kind().group(),
+                        d.root_kind().version(),
+                        d.root_kind().kind(),
+                        d.origin(),
+                        {d.components().begin(), d.components().end()},
+                        {}};
+      // The daemon's API carries what it made of the Karta, not the Karta.
+      row.object = {{"name", d.name()},
+                    {"origin", d.origin()},
+                    {"source", d.source()},
+                    {"rootKind",
+                     {{"group", d.root_kind().group()},
+                      {"version", d.root_kind().version()},
+                      {"kind", d.root_kind().kind()}}},
+                    {"components", row.components},
+                    {"gangScheduling", d.gang_scheduling()},
+                    {"synced", d.synced()}};
+      rows.push_back(std::move(row));
+    }
+    std::vector<RejectedRow> rejected;
+    for (const v1::RejectedDefinition& r : response.rejected()) {
+      RejectedRow row{r.name(), r.source(), {}};
+      for (const v1::Finding& f : r.findings()) {
+        if (f.severity() == "error") row.findings.push_back(FindingText(f));
+      }
+      rejected.push_back(std::move(row));
+    }
+    return PrintDefinitions(std::move(rows), rejected);
+  }
+
+  int OfflineDefinitions() {
+    if (std::string bad = CheckKindFilter(); !bad.empty()) return Usage(bad);
+    auto registry = LoadRegistry();
+    if (!registry.ok()) return Fail(1, std::string(registry.status().message()));
+    std::vector<DefinitionRow> rows;
+    for (const auto& d : (*registry)->All()) {
+      DefinitionRow row{d->name,        "",       "", "", definitions::OriginName(d->origin),
+                        {d->root.name}, d->object};
+      if (d->root.kind) {
+        row.group = d->root.kind->group;
+        row.version = d->root.kind->version;
+        row.kind = d->root.kind->kind;
+      }
+      for (const auto& child : d->children) row.components.push_back(child.name);
+      rows.push_back(std::move(row));
+    }
+    return PrintDefinitions(std::move(rows), RegistryRejected());
+  }
+
+  // ---- validate -----------------------------------------------------------------
+
+  // One document's findings: from the daemon, or in-process with --offline.
+  absl::StatusOr<std::vector<v1::Finding>> Findings(const Json& doc, const std::string& source,
+                                                    int& exit_code) {
+    std::vector<v1::Finding> out;
+    if (!Offline()) {
+      v1::ValidateDefinitionRequest request;
+      request.set_definition_yaml(doc.dump());
+      v1::ValidateDefinitionResponse response;
+      grpc::Status status = client_->ValidateDefinition(request, &response);
+      if (!status.ok()) {
+        exit_code = ExitCodeFor(status);
+        return absl::UnavailableError(
+            ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
+      }
+      out.assign(response.findings().begin(), response.findings().end());
+      return out;
+    }
+    auto engine = Engine();
+    if (!engine.ok()) {
+      exit_code = 1;
+      return engine.status();
+    }
+    auto parsed = definitions::ParseDefinition(doc, definitions::Origin::kFile, source);
+    std::vector<Finding> findings = parsed.findings;
+    if (parsed.definition) {
+      std::vector<Finding> compile_findings;
+      (void)definitions::CompileDefinition(*parsed.definition, **engine, &compile_findings);
+      findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
+    }
+    for (const Finding& f : findings) {
+      v1::Finding& finding = out.emplace_back();
+      finding.set_severity(f.is_error() ? "error" : "warning");
+      finding.set_path(f.path);
+      finding.set_message(f.message);
+    }
+    return out;
+  }
+
+  // spec.structureDefinition.rootComponent.kind as written, or null.
+  static const Json* RootKind(const Json& doc) {
+    const Json* node = &doc;
+    for (const char* key : {"spec", "structureDefinition", "rootComponent", "kind"}) {
+      if (!node->is_object() || !node->contains(key)) return nullptr;
+      node = &node->at(key);
+    }
+    return node->is_object() ? node : nullptr;
+  }
+
+  int Validate() {
+    if (args_.positional.size() != 1) return Usage("validate takes one FILE or -");
+    const std::string& path = args_.positional[0];
+    auto text = ReadInput(path, in_);
+    if (!text.ok()) return Fail(2, std::string(text.status().message()));
+    auto docs = ParseYamlDocuments(*text);
+    std::string name = path == "-" ? "stdin" : path;
+    if (!docs.ok()) return Fail(2, absl::StrCat(name, ": ", docs.status().message()));
+    if (docs->empty()) return Fail(2, absl::StrCat(name, ": no document"));
+    if (!Offline()) {
+      if (int code = Connect()) return code;
+    }
+    int exit_code = 0;
+    for (size_t i = 0; i < docs->size(); ++i) {
+      const Json& doc = (*docs)[i];
+      std::string source = docs->size() > 1 ? absl::StrCat(name, "#", i + 1) : name;
+      int call_code = 0;
+      auto findings = Findings(doc, source, call_code);
+      if (!findings.ok()) return Fail(call_code, std::string(findings.status().message()));
+      int errors = 0;
+      for (const auto& f : *findings) errors += f.severity() == "error";
+      if (errors == 0) {
+        std::string gvk;
+        if (const Json* kind = RootKind(doc)) {
+          std::string group = kind->value("group", "");
+          gvk = absl::StrCat(group.empty() ? "" : group + "/", kind->value("version", ""),
+                             ", Kind=", kind->value("kind", ""));
+        }
+        out_ << "OK: " << source << " is a valid Karta definition (GVK: " << gvk << ")\n";
+      } else {
+        out_ << "INVALID: " << source << "\n";
+        for (const auto& f : *findings) {
+          if (f.severity() == "error") out_ << "  " << FindingText(f) << "\n";
+        }
+        err_ << "error: " << errors << " finding(s) in " << source << "\n";
+        exit_code = 1;
+      }
+      for (const auto& f : *findings) {
+        if (f.severity() != "error") err_ << "warning: " << FindingText(f) << "\n";
+      }
+    }
+    return exit_code;
+  }
+
+  // ---- completion -----------------------------------------------------------------
+
+  int Completion() {
+    if (!args_.order.empty()) {
+      return Usage(absl::StrCat("completion does not take ", args_.order[0]));
+    }
+    if (args_.positional.size() != 1) return Usage("completion takes bash, zsh or fish");
+    std::string script = CompletionScript(args_.positional[0]);
+    if (script.empty()) {
+      return Usage(
+          absl::StrCat("no completion for \"", args_.positional[0], "\" (bash, zsh or fish)"));
+    }
+    out_ << script;
+    return 0;
+  }
+
+  // `wmctl __complete WORD... CURRENT` (see completion.h).
+  int Complete(std::vector<std::string> words) {
+    std::string current = words.empty() ? "" : words.back();
+    if (!words.empty()) words.pop_back();
+    // The words before, as far as they parse: a half-typed line still says
+    // which daemon, namespace and command.
+    (void)ParseArgs(words, args_);
+    std::string command = args_.positional.empty() ? "" : args_.positional[0];
+    spec_ = FindCommand(command);
+    // The value of a flag: "--flag VALUE" or "--flag=VALUE".
+    const FlagSpec* flag = words.empty() ? nullptr : FindFlag(words.back());
+    if (flag != nullptr && flag->value == FlagValue::kNone) flag = nullptr;
+    std::string prefix;  // "--flag=", put back before each candidate
+    std::string word = current;
+    if (flag == nullptr && absl::StartsWith(current, "--") && absl::StrContains(current, '=')) {
+      flag = FindFlag(current.substr(0, current.find('=')));
+      if (flag == nullptr || flag->value == FlagValue::kNone) return 0;
+      prefix = current.substr(0, current.find('=') + 1);
+      word = current.substr(prefix.size());
+    }
+    std::vector<std::string> candidates;
+    if (flag != nullptr) {
+      if (flag->value == FlagValue::kPath) return kCompleteFilesExit;
+      candidates = FlagValues(*flag, word);
+    } else if (absl::StartsWith(current, "-")) {
+      if (spec_ == nullptr) {
+        candidates = {"--help", "--version"};
+      } else {
+        for (absl::string_view f : spec_->flags) candidates.emplace_back(f);
+        candidates.push_back("--help");
+      }
+    } else if (spec_ == nullptr) {
+      if (command.empty()) {
+        for (const CommandSpec& c : AllCommands()) candidates.emplace_back(c.name);
+      }
+    } else {
+      size_t position = args_.positional.size() - 1;
+      if (command == "validate" && position == 0) return kCompleteFilesExit;
+      candidates = Positionals(command, position, word);
+    }
+    for (const std::string& c : candidates) {
+      if (absl::StartsWith(c, word)) out_ << prefix << c << "\n";
+    }
+    return 0;
+  }
+
+  // Candidates for the value of `flag`; `word` is what is typed of it.
+  std::vector<std::string> FlagValues(const FlagSpec& flag, const std::string& word) {
+    switch (flag.value) {
+      case FlagValue::kFormat: {
+        std::vector<std::string> out;
+        if (spec_ == nullptr) return {"table", "wide", "json", "yaml"};
+        for (absl::string_view f : spec_->formats) out.emplace_back(f);
+        return out;
+      }
+      case FlagValue::kPhase: {
+        // Comma-separated: complete the last status.
+        size_t comma = word.rfind(',');
+        std::string done = comma == std::string::npos ? "" : word.substr(0, comma + 1);
+        std::vector<std::string> out;
+        for (int s = 0; s < definitions::kMappedStatusCount; ++s) {
+          out.push_back(done +
+                        definitions::StatusName(static_cast<definitions::WorkloadStatus>(s)));
+        }
+        out.push_back(done + "Undefined");
+        return out;
+      }
+      case FlagValue::kNamespace:
+      case FlagValue::kCluster: {
+        std::set<std::string> values;
+        for (const auto& row : ListForCompletion("", false)) {
+          values.insert(flag.value == FlagValue::kNamespace ? row.ref().namespace_()
+                                                            : row.ref().cluster());
+        }
+        values.erase("");
+        return {values.begin(), values.end()};
+      }
+      default:
+        return {};
+    }
+  }
+
+  // Candidates for the positional argument at `position` (after the
+  // command); `word` is what is typed of it.
+  std::vector<std::string> Positionals(const std::string& command, size_t position,
+                                       const std::string& word) {
+    std::set<std::string> out;
+    if (command == "completion" && position == 0) return {"bash", "fish", "zsh"};
+    if (command == "definitions" && position == 0) {
+      for (const DefinitionRow& row : DefinitionsForCompletion()) out.insert(row.name);
+      return {out.begin(), out.end()};
+    }
+    if (command != "get" && (command != "describe" || args_.Has("--filename"))) return {};
+    bool in_namespace = !args_.Has("--all-namespaces");
+    size_t slash = word.find('/');
+    if (position == 0 && slash == std::string::npos) {
+      // TYPE: the kinds of the daemon's definitions.
+      for (const DefinitionRow& row : DefinitionsForCompletion()) {
+        if (!row.kind.empty()) out.insert(row.kind);
+      }
+    } else if (position == 0) {
+      // TYPE/NAME.
+      std::string type = word.substr(0, slash);
+      for (const auto& row : ListForCompletion(type, in_namespace)) {
+        out.insert(absl::StrCat(type, "/", row.ref().name()));
+      }
+    } else if (position == 1 && !absl::StrContains(args_.positional[1], '/')) {
+      // TYPE NAME.
+      for (const auto& row : ListForCompletion(args_.positional[1], in_namespace)) {
+        out.insert(row.ref().name());
+      }
+    }
+    return {out.begin(), out.end()};
+  }
+
+  // Daemon look-ups for completion: nothing on any error.
+  bool ConnectQuietly() {
+    if (client_) return true;
+    if (LoadSettings(true) != 0 || !ConnectionProblem().empty()) return false;
+    settings_.connection.deadline = kCompletionDeadline;
+    auto client = LiveClient::Create(settings_.connection);
+    if (!client.ok()) return false;
+    client_ = *std::move(client);
+    return true;
+  }
+
+  std::vector<v1::WorkloadSummary> ListForCompletion(const std::string& type, bool in_namespace) {
+    std::vector<v1::WorkloadSummary> rows;
+    if (!ConnectQuietly()) return rows;
+    v1::ListWorkloadsRequest request;
+    request.set_cluster(settings_.cluster);
+    if (in_namespace) request.set_namespace_(settings_.namespace_);
+    if (!type.empty()) request.add_kinds(KindFilter(type));
+    if (!client_->ListAllWorkloads(request, &rows).ok()) rows.clear();
+    return rows;
+  }
+
+  std::vector<DefinitionRow> DefinitionsForCompletion() {
+    std::vector<DefinitionRow> rows;
+    if (Offline()) {
+      if (!LoadRegistry().ok()) return rows;
+      for (const auto& d : registry_->All()) {
+        rows.push_back({d->name, "", "", d->root.kind ? d->root.kind->kind : "", "", {}, {}});
+      }
+      return rows;
+    }
+    if (!ConnectQuietly()) return rows;
+    v1::ListDefinitionsResponse response;
+    if (!client_->ListDefinitions({}, &response).ok()) return rows;
+    for (const v1::DefinitionInfo& d : response.definitions()) {
+      rows.push_back({d.name(), "", "", d.root_kind().kind(), "", {}, {}});
+    }
+    return rows;
+  }
+
   std::istream& in_;
   std::ostream& out_;
   std::ostream& err_;
-  Args args_;
+  const Environment& env_;
+  ParsedArgs args_;
+  const CommandSpec* spec_ = nullptr;
+  Settings settings_;
   std::unique_ptr<expressions::Engine> engine_;
   std::unique_ptr<definitions::Registry> registry_;
   std::unique_ptr<LiveClient> client_;
@@ -635,8 +1031,8 @@ class Wmctl {
 }  // namespace
 
 int RunWmctl(const std::vector<std::string>& argv, std::istream& in, std::ostream& out,
-             std::ostream& err) {
-  return Wmctl(in, out, err).Run(argv);
+             std::ostream& err, const Environment& environment) {
+  return Wmctl(in, out, err, environment).Run(argv);
 }
 
 }  // namespace wm::wmctl

@@ -8,7 +8,6 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "server/common/quantity.h"
 
@@ -240,11 +239,14 @@ Json ComponentJson(const Row& r) {
 
 }  // namespace
 
-std::string Age(const std::string& creation_timestamp) {
+std::string Age(const std::string& creation_timestamp, absl::Time now) {
   absl::Time t;
   std::string err;
   if (!absl::ParseTime(absl::RFC3339_full, creation_timestamp, &t, &err)) return "<unknown>";
-  int64_t s = absl::ToInt64Seconds(absl::Now() - t);
+  int64_t s = absl::ToInt64Seconds(now - t);
+  // As kubectl: a clock a little behind the apiserver's is no error.
+  if (s < -1) return "<invalid>";
+  if (s < 0) s = 0;
   if (s < 120) return absl::StrCat(s, "s");
   if (s < 2 * 3600) return absl::StrCat(s / 60, "m");
   if (s < 2 * 86400) return absl::StrCat(s / 3600, "h");
@@ -261,7 +263,7 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
   if (o.file_mode) {
     header.push_back(o.has_pods ? "(file mode)" : "(file mode: no live status)");
   } else {
-    header.push_back(absl::StrCat("age: ", Age(w.creation_timestamp())));
+    header.push_back(absl::StrCat("age: ", Age(w.creation_timestamp(), o.now)));
   }
   std::string out = absl::StrJoin(header, "   ") + "\n\n";
 

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "server/common/json.h"
 #include "workloadmap/v1/workload.pb.h"
 
@@ -16,6 +17,7 @@ struct DescribeOptions {
   bool has_pods = false;
   int pod_limit = 0;        // 0 = all
   int component_limit = 0;  // 0 = all
+  absl::Time now;           // for the age
 };
 
 // kli's describe text: header, component tree with pods, Phase, and the
@@ -26,8 +28,9 @@ std::string DescribeText(const workloadmap::v1::ResolvedWorkload& w, const Descr
 // the gang instructions.
 Json DescribeJson(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
 
-// "2h", "30m", "5d"; "<unknown>" when the timestamp does not parse.
-std::string Age(const std::string& creation_timestamp);
+// The time since `creation_timestamp` at `now`: "45s", "30m", "2h", "5d";
+// "<unknown>" when the timestamp does not parse.
+std::string Age(const std::string& creation_timestamp, absl::Time now);
 
 // Columns `gap` spaces apart, trailing spaces trimmed; a one-cell line (a
 // note) spans the row and sets no width. The tables of describe, get and gang.

@@ -1,28 +1,29 @@
 #include "client/wmctl/live_client.h"
 
-#include <chrono>
-#include <cstdlib>
+#include <fstream>
+#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 
 namespace wm::wmctl {
 namespace {
 
 namespace v1 = ::workloadmap::v1;
 
-constexpr auto kDeadline = std::chrono::seconds(10);
 constexpr int kPageSize = 500;
 
-}  // namespace
-
-std::string DaemonAddress(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("WM_ADDRESS");
-  if (env != nullptr && *env != '\0') return env;
-  return kDefaultAddress;
+absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
+
+}  // namespace
 
 std::string CheckAddress(const std::string& address) {
   std::string why = absl::StrCat("bad daemon address \"", address, "\" (HOST:PORT or unix:PATH)");
@@ -36,13 +37,38 @@ std::string CheckAddress(const std::string& address) {
   return "";
 }
 
-LiveClient::LiveClient(std::string address)
-    : address_(std::move(address)),
-      stub_(v1::WorkloadMap::NewStub(
-          grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()))) {}
+absl::StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(const Connection& connection) {
+  std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
+  grpc::ChannelArguments arguments;
+  if (connection.tls && !absl::StartsWith(connection.address, "unix:")) {
+    grpc::SslCredentialsOptions ssl;
+    if (!connection.tls_ca_file.empty()) {
+      auto ca = ReadPem("--tls-ca", connection.tls_ca_file);
+      if (!ca.ok()) return ca.status();
+      ssl.pem_root_certs = *std::move(ca);
+    }
+    if (!connection.tls_cert_file.empty()) {
+      auto cert = ReadPem("--tls-cert", connection.tls_cert_file);
+      if (!cert.ok()) return cert.status();
+      auto key = ReadPem("--tls-key", connection.tls_key_file);
+      if (!key.ok()) return key.status();
+      ssl.pem_cert_chain = *std::move(cert);
+      ssl.pem_private_key = *std::move(key);
+    }
+    credentials = grpc::SslCredentials(ssl);
+    if (!connection.tls_server_name.empty()) {
+      arguments.SetSslTargetNameOverride(connection.tls_server_name);
+    }
+  }
+  auto channel = grpc::CreateCustomChannel(connection.address, credentials, arguments);
+  return std::unique_ptr<LiveClient>(new LiveClient(connection, std::move(channel)));
+}
+
+LiveClient::LiveClient(Connection connection, std::shared_ptr<grpc::Channel> channel)
+    : connection_(std::move(connection)), stub_(v1::WorkloadMap::NewStub(channel)) {}
 
 void LiveClient::Prepare(grpc::ClientContext& context) const {
-  context.set_deadline(std::chrono::system_clock::now() + kDeadline);
+  context.set_deadline(absl::ToChronoTime(absl::Now() + connection_.deadline));
 }
 
 grpc::Status LiveClient::ResolveWorkload(const v1::ResolveWorkloadRequest& request,
@@ -77,6 +103,20 @@ grpc::Status LiveClient::GetGangInstructions(const v1::GetGangInstructionsReques
   return stub_->GetGangInstructions(&context, request, response);
 }
 
+grpc::Status LiveClient::ListDefinitions(const v1::ListDefinitionsRequest& request,
+                                         v1::ListDefinitionsResponse* response) {
+  grpc::ClientContext context;
+  Prepare(context);
+  return stub_->ListDefinitions(&context, request, response);
+}
+
+grpc::Status LiveClient::ValidateDefinition(const v1::ValidateDefinitionRequest& request,
+                                            v1::ValidateDefinitionResponse* response) {
+  grpc::ClientContext context;
+  Prepare(context);
+  return stub_->ValidateDefinition(&context, request, response);
+}
+
 int ExitCodeFor(const grpc::Status& status) {
   switch (status.error_code()) {
     case grpc::StatusCode::OK:
@@ -92,12 +132,14 @@ int ExitCodeFor(const grpc::Status& status) {
   }
 }
 
-std::string ErrorMessageFor(const grpc::Status& status, const std::string& address) {
+std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
+                            absl::Duration deadline) {
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
       return absl::StrCat("workloadmapd at ", address, " is unavailable: ", status.error_message());
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return absl::StrCat("workloadmapd at ", address, " did not answer within 10s");
+      return absl::StrCat("workloadmapd at ", address, " did not answer within ",
+                          absl::FormatDuration(deadline));
     default:
       return status.error_message();
   }

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -12,18 +14,29 @@ namespace wm::wmctl {
 
 constexpr char kDefaultAddress[] = "127.0.0.1:50051";
 
-// The daemon address: `flag` when set, else $WM_ADDRESS, else the default.
-std::string DaemonAddress(const std::string& flag);
-
 // Empty when `address` is HOST:PORT or unix:PATH, else why it is not.
 std::string CheckAddress(const std::string& address);
 
-// A plaintext connection to workloadmapd; every call has a 10 s deadline.
+// How to reach workloadmapd. TLS applies to TCP addresses only (the daemon
+// serves Unix sockets in plaintext).
+struct Connection {
+  std::string address = kDefaultAddress;
+  bool tls = false;
+  std::string tls_ca_file;    // empty: the system's roots
+  std::string tls_cert_file;  // client certificate (mutual TLS), with key
+  std::string tls_key_file;
+  std::string tls_server_name;  // the name to verify instead of the host's
+  absl::Duration deadline = absl::Seconds(10);
+};
+
+// A connection to workloadmapd; every call has the connection's deadline.
 class LiveClient {
  public:
-  explicit LiveClient(std::string address);
+  // Reads the TLS files; InvalidArgument naming the file that is missing
+  // or unreadable.
+  static absl::StatusOr<std::unique_ptr<LiveClient>> Create(const Connection& connection);
 
-  const std::string& address() const { return address_; }
+  const std::string& address() const { return connection_.address; }
 
   grpc::Status ResolveWorkload(const workloadmap::v1::ResolveWorkloadRequest& request,
                                workloadmap::v1::ResolveWorkloadResponse* response);
@@ -32,11 +45,16 @@ class LiveClient {
                                 std::vector<workloadmap::v1::WorkloadSummary>* rows);
   grpc::Status GetGangInstructions(const workloadmap::v1::GetGangInstructionsRequest& request,
                                    workloadmap::v1::GetGangInstructionsResponse* response);
+  grpc::Status ListDefinitions(const workloadmap::v1::ListDefinitionsRequest& request,
+                               workloadmap::v1::ListDefinitionsResponse* response);
+  grpc::Status ValidateDefinition(const workloadmap::v1::ValidateDefinitionRequest& request,
+                                  workloadmap::v1::ValidateDefinitionResponse* response);
 
  private:
+  LiveClient(Connection connection, std::shared_ptr<grpc::Channel> channel);
   void Prepare(grpc::ClientContext& context) const;
 
-  std::string address_;
+  Connection connection_;
   std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
 };
 
@@ -46,7 +64,8 @@ int ExitCodeFor(const grpc::Status& status);
 
 // The message printed after "error: ", naming the address when the daemon
 // is unreachable, unavailable or too slow.
-std::string ErrorMessageFor(const grpc::Status& status, const std::string& address);
+std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
+                            absl::Duration deadline);
 
 }  // namespace wm::wmctl
 

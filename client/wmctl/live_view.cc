@@ -86,7 +86,7 @@ std::string GetTable(const std::vector<v1::WorkloadSummary>& rows, const GetOpti
     l.push_back(StatusCell(row));
     l.push_back(ComponentsCell(row));
     l.push_back(absl::StrCat(row.gpus()));
-    l.push_back(Age(row.creation_timestamp()));
+    l.push_back(Age(row.creation_timestamp(), o.now));
     if (o.wide) {
       l.push_back(Or(row.ref().cluster(), "<none>"));
       l.push_back(Or(row.definition(), "<none>"));

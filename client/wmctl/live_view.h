@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "server/common/json.h"
 #include "workloadmap/v1/service.pb.h"
 
@@ -12,6 +13,7 @@ namespace wm::wmctl {
 struct GetOptions {
   bool all_namespaces = false;  // adds NAMESPACE first
   bool wide = false;            // adds CLUSTER and DEFINITION last
+  absl::Time now;               // for AGE
 };
 
 // `wmctl get`'s table: [NAMESPACE] NAME TYPE STATUS COMPONENTS GPU AGE

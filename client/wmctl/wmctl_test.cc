@@ -3,7 +3,7 @@
 #include <set>
 #include <sstream>
 
-#include "client/wmctl/commands.h"
+#include "client/wmctl/snapshot_daemon.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
@@ -14,23 +14,17 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct Result {
-  int code;
-  std::string out, err;
-};
-
-Result RunCli(std::vector<std::string> argv, const std::string& stdin_text = "") {
-  std::istringstream in(stdin_text);
-  std::ostringstream out, err;
-  int code = RunWmctl(argv, in, out, err);
-  return {code, out.str(), err.str()};
+// Offline commands: describe -f, and validate and definitions with
+// --offline (RunCli gives wmctl an empty environment).
+Result RunOffline(std::vector<std::string> argv, const std::string& stdin_text = "") {
+  return RunCli(argv, {}, stdin_text);
 }
 
 const std::string kSeed = std::string(WM_SOURCE_DIR) + "/integration_tests/seed/";
 const std::string kUpstream = std::string(WM_SHARED_DIR) + "/conformance/upstream-catalog/";
 
 TEST(WmctlTest, DescribeSeedManifest) {
-  Result r = RunCli({"describe", "-f", kSeed + "jobset.yaml"});
+  Result r = RunOffline({"describe", "-f", kSeed + "jobset.yaml"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
@@ -47,7 +41,7 @@ TEST(WmctlTest, DescribeSeedManifest) {
 }
 
 TEST(WmctlTest, DescribeSeedWithPods) {
-  Result r = RunCli({"describe", "-f", kSeed + "cluster-state.yaml"});
+  Result r = RunOffline({"describe", "-f", kSeed + "cluster-state.yaml"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out,
             "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
@@ -69,7 +63,7 @@ TEST(WmctlTest, DescribeSeedWithPods) {
 }
 
 TEST(WmctlTest, DescribeJsonHasMatchedStatusesAndGang) {
-  Result r = RunCli({"describe", "-f", kSeed + "cluster-state.yaml", "-o", "json"});
+  Result r = RunOffline({"describe", "-f", kSeed + "cluster-state.yaml", "-o", "json"});
   ASSERT_EQ(r.code, 0) << r.err;
   Json view = Json::parse(r.out);
   EXPECT_EQ(view["matchedStatuses"], Json::parse(R"(["Running"])"));
@@ -119,7 +113,7 @@ spec:
 )";
   std::string dir = ::testing::TempDir();
   std::ofstream(dir + "/rs-def.yaml") << definition;
-  Result r = RunCli(
+  Result r = RunOffline(
       {"describe", "-f", "-", "--definitions", dir + "/rs-def.yaml", "--pod-limit", "1"}, text);
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("`-- replicaset  2/3 ready"));
@@ -128,12 +122,13 @@ spec:
 }
 
 TEST(WmctlTest, ValidateFormatsAndExitCodes) {
-  Result ok = RunCli({"validate", kUpstream + "jobset-x-k8s-io-jobset-v1alpha2.yaml"});
+  Result ok =
+      RunOffline({"validate", kUpstream + "jobset-x-k8s-io-jobset-v1alpha2.yaml", "--offline"});
   EXPECT_EQ(ok.code, 0) << ok.err;
   EXPECT_THAT(ok.out, HasSubstr("OK: " + kUpstream +
                                 "jobset-x-k8s-io-jobset-v1alpha2.yaml is a valid Karta definition "
                                 "(GVK: jobset.x-k8s.io/v1alpha2, Kind=JobSet)"));
-  Result bad = RunCli({"validate", "-"}, R"yaml(
+  Result bad = RunOffline({"validate", "-", "--offline"}, R"yaml(
 apiVersion: run.ai/v1alpha1
 kind: Karta
 metadata: {name: bad}
@@ -153,39 +148,40 @@ spec:
             "  spec.structureDefinition.rootComponent.statusDefinition.statusMappings.running[0]."
             "byExpression.expression: del function is not allowed\n");
   EXPECT_THAT(bad.err, HasSubstr("error: 2 finding(s) in stdin"));
-  EXPECT_EQ(RunCli({"validate", "/nonexistent.yaml"}).code, 2);
-  EXPECT_EQ(RunCli({"validate", "-"}, "a: [").code, 2);
+  EXPECT_EQ(RunOffline({"validate", "/nonexistent.yaml", "--offline"}).code, 2);
+  EXPECT_EQ(RunOffline({"validate", "-", "--offline"}, "a: [").code, 2);
 }
 
 TEST(WmctlTest, UncoveredTypeExitsFour) {
-  Result r = RunCli({"describe", "-f", "-"},
-                    "{apiVersion: example.com/v1, kind: Unknown, metadata: "
-                    "{name: x}}");
+  Result r = RunOffline({"describe", "-f", "-"},
+                        "{apiVersion: example.com/v1, kind: Unknown, metadata: "
+                        "{name: x}}");
   EXPECT_EQ(r.code, 4);
   EXPECT_THAT(r.err, HasSubstr("no Workload Map definition covers Unknown.v1.example.com"));
-  Result json = RunCli({"describe", "-f", "-", "-o", "json"},
-                       "{apiVersion: example.com/v1, kind: Unknown, metadata: {name: x}}");
+  Result json = RunOffline({"describe", "-f", "-", "-o", "json"},
+                           "{apiVersion: example.com/v1, kind: Unknown, metadata: {name: x}}");
   EXPECT_EQ(json.code, 4);
   EXPECT_EQ(Json::parse(json.out)["error"], "no_definition_for_type");
 }
 
 TEST(WmctlTest, UsageErrors) {
-  EXPECT_EQ(RunCli({}).code, 2);
-  EXPECT_EQ(RunCli({"describe"}).code, 2);
-  EXPECT_EQ(RunCli({"frobnicate"}).code, 2);
-  EXPECT_EQ(RunCli({"describe", "-f", "x", "--pod-limit", "-1"}).code, 2);
+  EXPECT_EQ(RunOffline({}).code, 2);
+  EXPECT_EQ(RunOffline({"describe"}).code, 2);
+  EXPECT_EQ(RunOffline({"frobnicate"}).code, 2);
+  EXPECT_EQ(RunOffline({"describe", "-f", "x", "--pod-limit", "-1"}).code, 2);
 }
 
 TEST(WmctlTest, DefinitionsListsTheCatalog) {
-  Result r = RunCli({"definitions"});
+  Result r = RunOffline({"definitions", "--offline"});
   EXPECT_EQ(r.code, 0);
   EXPECT_THAT(r.out, HasSubstr("NAME"));
   EXPECT_THAT(r.out,
               ::testing::ContainsRegex(
                   "jobset-x-k8s-io-jobset-v1alpha2 +JobSet +catalog +jobset, replicatedjob"));
-  Result one = RunCli({"definitions", "jobset-x-k8s-io-jobset-v1alpha2", "-o", "json"});
+  Result one =
+      RunOffline({"definitions", "jobset-x-k8s-io-jobset-v1alpha2", "--offline", "-o", "json"});
   EXPECT_EQ(Json::parse(one.out)["kind"], "Karta");
-  EXPECT_EQ(RunCli({"definitions", "nope"}).code, 3);
+  EXPECT_EQ(RunOffline({"definitions", "nope", "--offline"}).code, 3);
 }
 
 // `wmctl describe -f` renders every catalog case input (the workload, its
@@ -211,7 +207,7 @@ TEST(WmctlTest, DescribesEveryCatalogCase) {
       }
       std::string path = ::testing::TempDir() + "/case.yaml";
       std::ofstream(path) << text;
-      Result r = RunCli({"describe", "-f", path, "--no-catalog", "--definitions", definition});
+      Result r = RunOffline({"describe", "-f", path, "--no-catalog", "--definitions", definition});
       std::string where = file.path().string();
       if (c["expect"].contains("error")) {
         EXPECT_EQ(r.code, 1) << where << "\n" << r.err;
