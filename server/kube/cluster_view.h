@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/strings/string_view.h"
 #include "server/kube/store.h"
 
 namespace wm::kube {
@@ -21,6 +22,10 @@ struct Gvk {
   bool operator==(const Gvk& o) const = default;
   std::string ToString() const;  // "jobset.x-k8s.io/v1alpha2/JobSet", "v1/Pod"
 };
+
+// The kind of an object's apiVersion and kind: "group/version" ("apps/v1")
+// or, for the core group, "version" ("v1").
+Gvk GvkFromApiVersion(absl::string_view api_version, absl::string_view kind);
 
 // The Pod kind, kept compact (ObjectShape::kCompactPod).
 Gvk PodGvk();

@@ -40,6 +40,15 @@ std::vector<std::string> Chain(const ClusterView& view, const CachedObject& obje
   return out;
 }
 
+TEST(GvkFromApiVersionTest, SplitsGroupAndVersion) {
+  EXPECT_EQ(GvkFromApiVersion("jobset.x-k8s.io/v1alpha2", "JobSet"), kJobSet);
+  EXPECT_EQ(GvkFromApiVersion("batch/v1", "Job"), kJob);
+  EXPECT_EQ(GvkFromApiVersion("v1", "Pod"), PodGvk());
+  EXPECT_EQ(GvkFromApiVersion("v1", "Pod").ToString(), "v1/Pod");
+  // Only the first slash separates the group.
+  EXPECT_EQ(GvkFromApiVersion("a/b/c", "K"), (Gvk{"a", "b/c", "K"}));
+}
+
 class ControllerChainTest : public ::testing::Test {
  protected:
   void SetUp() override {

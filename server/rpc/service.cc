@@ -10,7 +10,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
@@ -186,8 +185,7 @@ absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
   if (api_version.empty() || kind.empty()) {
     return absl::InvalidArgumentError(field + ": apiVersion and kind are required");
   }
-  std::pair<std::string, std::string> gv = absl::StrSplit(api_version, absl::MaxSplits('/', 1));
-  return gv.second.empty() ? Gvk{"", gv.first, kind} : Gvk{gv.first, gv.second, kind};
+  return kube::GvkFromApiVersion(api_version, kind);
 }
 
 template <typename Message>

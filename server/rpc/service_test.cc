@@ -18,7 +18,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "catalog/catalog.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
@@ -103,13 +102,6 @@ std::vector<std::string> SeedJson(const std::string& kind) {
     if (o["kind"] == kind) out.push_back(o.dump());
   }
   return out;
-}
-
-kube::Gvk GvkOf(const Json& object) {
-  std::pair<std::string, std::string> gv =
-      absl::StrSplit(object["apiVersion"].get<std::string>(), absl::MaxSplits('/', 1));
-  std::string kind = object["kind"];
-  return gv.second.empty() ? kube::Gvk{"", gv.first, kind} : kube::Gvk{gv.first, gv.second, kind};
 }
 
 // A JobSet with one replicated job "worker" (no Jobs or pods yet).
@@ -200,7 +192,8 @@ class TestCluster final : public Cluster {
       : name_(std::move(name)), registry_(std::move(registry)) {}
 
   void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
-    kube::Gvk gvk = GvkOf(object);
+    kube::Gvk gvk = kube::GvkFromApiVersion(object["apiVersion"].get<std::string>(),
+                                            object["kind"].get<std::string>());
     for (const kube::Change& change : view_.Apply(gvk, type, object)) {
       index.OnChange(name_, gvk, change);
     }

@@ -6,7 +6,6 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
 
@@ -60,11 +59,7 @@ absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
           object["metadata"]["uid"] = absl::StrCat(
               "snapshot:", kind, "/", FindString(object, {"metadata", "namespace"}), "/", name);
         }
-        std::pair<std::string, std::string> gv =
-            absl::StrSplit(api_version, absl::MaxSplits('/', 1));
-        kube::Gvk gvk = gv.second.empty() ? kube::Gvk{"", gv.first, kind}
-                                          : kube::Gvk{gv.first, gv.second, kind};
-        snapshot->objects_.Add(gvk, object);
+        snapshot->objects_.Add(kube::GvkFromApiVersion(api_version, kind), object);
         ++snapshot->objects_count_;
       }
     }

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "catalog/catalog.h"
 #include "gmock/gmock.h"
 #include "google/protobuf/util/message_differencer.h"
@@ -41,13 +40,6 @@ const kube::Gvk kPod = kube::PodGvk();
 const kube::Gvk kWidget{"example.com", "v1", "Widget"};
 
 expressions::Engine& Engine() { return resolution::testing::TestEngine(); }
-
-kube::Gvk GvkOf(const Json& object) {
-  std::string api_version = FindString(object, {"apiVersion"});
-  std::pair<std::string, std::string> gv = absl::StrSplit(api_version, absl::MaxSplits('/', 1));
-  std::string kind = FindString(object, {"kind"});
-  return gv.second.empty() ? kube::Gvk{"", gv.first, kind} : kube::Gvk{gv.first, gv.second, kind};
-}
 
 // A definition whose replicas expression fails on every object.
 constexpr char kBrokenWidget[] = R"(
@@ -159,7 +151,8 @@ class TestCluster : public Cluster {
 
  private:
   void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
-    kube::Gvk gvk = GvkOf(object);
+    kube::Gvk gvk =
+        kube::GvkFromApiVersion(FindString(object, {"apiVersion"}), FindString(object, {"kind"}));
     auto cached = kube::CachedObject::FromJson(
         object, gvk == kube::PodGvk() ? kube::ObjectShape::kCompactPod : kube::ObjectShape::kFull);
     for (const kube::Change& change : view_.MutableStore(gvk)->Apply(type, cached)) {
