@@ -25,18 +25,32 @@ using ::wm::kube::testing::Eventually;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 
+// Runs a shell command; returns its stdout, and its pclose status in
+// `*status` (-1 when it could not be started).
+std::string RunCommand(const std::string& command, int* status = nullptr) {
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) {
+    ADD_FAILURE() << "popen " << command;
+    if (status != nullptr) *status = -1;
+    return out;
+  }
+  char buffer[4096];
+  size_t n;
+  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  int exit_status = pclose(pipe);
+  if (status != nullptr) *status = exit_status;
+  return out;
+}
+
 // Runs a seed script against the testbed; returns its stdout.
 std::string Seed(const std::string& script_and_args) {
   Testbed& tb = Testbed::Get();
   std::string command =
       absl::StrCat("KUBECONFIG=", tb.kubeconfig(), " WM_TESTBED_BIN=", tb.env("WM_TESTBED_BIN"),
                    " ", WM_SOURCE_DIR, "/integration_tests/seed/", script_and_args, " 2>&1");
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  int status = pclose(pipe);
+  int status = 0;
+  std::string out = RunCommand(command, &status);
   EXPECT_EQ(status, 0) << command << "\n" << out;
   return out;
 }
@@ -260,14 +274,7 @@ TEST(DaemonTest, AnswersEachErrorWithItsCode) {
 }
 
 std::string HttpGet(int port, const std::string& path) {
-  std::string command = absl::StrCat("curl -s -w '\\n%{http_code}' http://127.0.0.1:", port, path);
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while ((n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  pclose(pipe);
-  return out;
+  return RunCommand(absl::StrCat("curl -s -w '\\n%{http_code}' http://127.0.0.1:", port, path));
 }
 
 TEST(DaemonTest, ExportsMetricsAndReadiness) {
