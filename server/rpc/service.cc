@@ -52,6 +52,19 @@ std::vector<Gvk> KnownKinds(const Cluster& cluster) {
   return {kinds.begin(), kinds.end()};
 }
 
+// The names kubectl accepts for a kind besides the kind itself: its
+// resource (the plural, guessed for clusters that do not know resources,
+// such as snapshots) and its singular.
+struct ResourceNames {
+  std::string plural, singular;
+};
+
+ResourceNames ResourceNamesOf(const Cluster& cluster, const Gvk& gvk) {
+  ResourceNames names{cluster.Resource(gvk), absl::AsciiStrToLower(gvk.kind)};
+  if (names.plural.empty()) names.plural = names.singular + "s";
+  return names;
+}
+
 absl::StatusOr<Gvk> ResolveKind(const Cluster& cluster, const v1::ObjectRef& ref,
                                 const std::string& field) {
   if (ref.kind().empty() && ref.resource().empty()) {
@@ -65,10 +78,9 @@ absl::StatusOr<Gvk> ResolveKind(const Cluster& cluster, const v1::ObjectRef& ref
       if (gvk.kind != ref.kind()) continue;
     } else {
       // As kubectl: the plural ("jobsets") or the singular ("jobset").
-      std::string singular = absl::AsciiStrToLower(gvk.kind);
-      std::string resource = cluster.Resource(gvk);
-      if (resource.empty()) resource = singular + "s";
-      if (resource != ref.resource() && singular != absl::AsciiStrToLower(ref.resource())) {
+      ResourceNames names = ResourceNamesOf(cluster, gvk);
+      if (names.plural != ref.resource() &&
+          names.singular != absl::AsciiStrToLower(ref.resource())) {
         continue;
       }
     }
@@ -139,11 +151,13 @@ absl::StatusOr<Target> TopOwnerOf(const Target& t) {
   return Target{t.cluster, top.gvk, top.object->key()};
 }
 
-absl::Status DefinitionProblem(const Cluster& cluster, const Gvk& gvk) {
+// The definition of a kind, or why there is none to use.
+absl::StatusOr<std::shared_ptr<const definitions::CompiledDefinition>> DefinitionFor(
+    const Cluster& cluster, const Gvk& gvk) {
   auto registry = cluster.definitions();
   if (!registry) return absl::FailedPreconditionError("no definitions are loaded");
   auto def = registry->ForKind({gvk.group, gvk.version, gvk.kind});
-  if (def.ok()) return absl::OkStatus();
+  if (def.ok()) return def;
   if (absl::IsNotFound(def.status())) {
     return absl::FailedPreconditionError(
         absl::StrCat("no definition covers ", gvk.ToString(), ": ", def.status().message()));
@@ -154,7 +168,7 @@ absl::Status DefinitionProblem(const Cluster& cluster, const Gvk& gvk) {
 // The published view of a workload target, resolving it now when the
 // resolver has not reached it yet.
 absl::StatusOr<std::shared_ptr<const WorkloadView>> ViewOf(WorkloadIndex& index, const Target& t) {
-  if (absl::Status s = DefinitionProblem(*t.cluster, t.gvk); !s.ok()) return s;
+  if (absl::Status s = DefinitionFor(*t.cluster, t.gvk).status(); !s.ok()) return s;
   WorkloadKey key{t.cluster->name(), t.gvk, t.key};
   std::shared_ptr<const WorkloadView> view = index.Get(key);
   if (!view) {
@@ -241,8 +255,8 @@ absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
   if (!object.ok()) return object.status();
   auto gvk = GvkOf(*object, "inline.object_json");
   if (!gvk.ok()) return gvk.status();
-  if (absl::Status s = DefinitionProblem(cluster, *gvk); !s.ok()) return s;
-  auto def = cluster.definitions()->ForKind({gvk->group, gvk->version, gvk->kind});
+  auto def = DefinitionFor(cluster, *gvk);
+  if (!def.ok()) return def.status();
   std::vector<Json> pods, owners;
   for (int i = 0; i < in.pod_json_size(); ++i) {
     auto pod = ParseJsonField(in.pod_json(i), absl::StrCat("inline.pod_json[", i, "]"));
@@ -287,12 +301,9 @@ bool Newer(const std::string& a, const std::string& b) {
 
 bool KindMatches(const Cluster& cluster, const Gvk& gvk, const std::string& filter) {
   if (filter == gvk.kind || filter == absl::StrCat(gvk.group, "/", gvk.kind)) return true;
-  // As ResolveKind: the plural (guessed for clusters that do not know
-  // resources, such as snapshots) or the singular, optionally .group.
-  std::string singular = absl::AsciiStrToLower(gvk.kind);
-  std::string resource = cluster.Resource(gvk);
-  if (resource.empty()) resource = singular + "s";
-  for (const std::string& name : {resource, singular}) {
+  // As ResolveKind: the plural or the singular, optionally .group.
+  ResourceNames names = ResourceNamesOf(cluster, gvk);
+  for (const std::string& name : {names.plural, names.singular}) {
     if (filter == name || filter == name + "." + gvk.group) return true;
   }
   return false;
@@ -356,6 +367,15 @@ int64_t AgeSeconds(const std::string& timestamp, absl::Time now) {
   std::string error;
   if (!absl::ParseTime(absl::RFC3339_full, timestamp, &created, &error)) return 0;
   return absl::ToInt64Seconds(now - created);
+}
+
+// ---- Definitions ----------------------------------------------------------
+
+void AddFinding(const Finding& f, google::protobuf::RepeatedPtrField<v1::Finding>* out) {
+  v1::Finding* finding = out->Add();
+  finding->set_severity(f.is_error() ? "error" : "warning");
+  finding->set_path(f.path);
+  finding->set_message(f.message);
 }
 
 // ---- Mutation -------------------------------------------------------------
@@ -435,14 +455,22 @@ grpc::ServerUnaryReactor* WorkloadMapService::Offload(grpc::CallbackServerContex
   return reactor;
 }
 
+grpc::ServerUnaryReactor* WorkloadMapService::RunHere(grpc::CallbackServerContext* context,
+                                                      const char* method,
+                                                      absl::FunctionRef<absl::Status()> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::Time start = absl::Now();
+  Finish(reactor, method, start, work());
+  return reactor;
+}
+
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
     grpc::CallbackServerContext* context, const v1::ResolveWorkloadRequest* request,
     v1::ResolveWorkloadResponse* response) {
   const char* kMethod = "ResolveWorkload";
   if (request->pod_limit() < 0) {
-    auto* reactor = context->DefaultReactor();
-    Finish(reactor, kMethod, absl::Now(), absl::InvalidArgumentError("pod_limit is negative"));
-    return reactor;
+    return RunHere(context, kMethod,
+                   [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
     return Offload(context, kMethod, [this, request, response]() -> absl::Status {
@@ -455,9 +483,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
       return absl::OkStatus();
     });
   }
-  auto* reactor = context->DefaultReactor();
-  absl::Time start = absl::Now();
-  absl::Status status = [&]() -> absl::Status {
+  return RunHere(context, kMethod, [&]() -> absl::Status {
     if (!request->has_ref()) return absl::InvalidArgumentError("ref or inline is required");
     auto target = FindTarget(index_, request->ref(), "ref");
     if (!target.ok()) return target.status();
@@ -471,17 +497,13 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
                 response->mutable_workload());
     response->set_revision((*view)->revision);
     return absl::OkStatus();
-  }();
-  Finish(reactor, kMethod, start, status);
-  return reactor;
+  });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,
                                                             const v1::ListWorkloadsRequest* request,
                                                             v1::ListWorkloadsResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  absl::Time start = absl::Now();
-  absl::Status status = [&]() -> absl::Status {
+  return RunHere(context, "ListWorkloads", [&]() -> absl::Status {
     if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
     int page_size = request->page_size() == 0 ? 100 : request->page_size();
     page_size = std::min(page_size, options_.max_page_size);
@@ -514,9 +536,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
     }
     response->set_revision(revision);
     return absl::OkStatus();
-  }();
-  Finish(reactor, "ListWorkloads", start, status);
-  return reactor;
+  });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
@@ -550,9 +570,8 @@ grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
     } else {
       return absl::InvalidArgumentError("ref or inline is required");
     }
-    if (absl::Status s = DefinitionProblem(*target.cluster, target.gvk); !s.ok()) return s;
-    auto def = target.cluster->definitions()->ForKind(
-        {target.gvk.group, target.gvk.version, target.gvk.kind});
+    auto def = DefinitionFor(*target.cluster, target.gvk);
+    if (!def.ok()) return def.status();
     auto mutated = resolution::EditWorkload(**def, engine_, object, *edit);
     if (!mutated.ok()) return mutated.status();
     Json patch = resolution::JsonPatch(object, *mutated);
@@ -624,9 +643,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
       return absl::OkStatus();
     });
   }
-  auto* reactor = context->DefaultReactor();
-  absl::Time start = absl::Now();
-  absl::Status status = [&]() -> absl::Status {
+  return RunHere(context, kMethod, [&]() -> absl::Status {
     bool for_pod = request->has_pod();
     if (!for_pod && !request->has_workload()) {
       return absl::InvalidArgumentError("pod, workload or inline_pod is required");
@@ -654,17 +671,13 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
                                               " yet"));
     }
     return absl::OkStatus();
-  }();
-  Finish(reactor, kMethod, start, status);
-  return reactor;
+  });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(
     grpc::CallbackServerContext* context, const v1::ListDefinitionsRequest* request,
     v1::ListDefinitionsResponse* response) {
-  auto* reactor = context->DefaultReactor();
-  absl::Time start = absl::Now();
-  absl::Status status = [&]() -> absl::Status {
+  return RunHere(context, "ListDefinitions", [&]() -> absl::Status {
     auto cluster = PickCluster(index_, "");
     if (!cluster.ok()) return cluster.status();
     auto registry = (*cluster)->definitions();
@@ -691,19 +704,12 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(
       v1::RejectedDefinition* out = response->add_rejected();
       out->set_name(r.name);
       out->set_source(r.source);
-      for (const Finding& f : r.findings) {
-        v1::Finding* finding = out->add_findings();
-        finding->set_severity(f.is_error() ? "error" : "warning");
-        finding->set_path(f.path);
-        finding->set_message(f.message);
-      }
+      for (const Finding& f : r.findings) AddFinding(f, out->mutable_findings());
     };
     for (const auto& r : registry->rejected()) add_rejected(r);
     for (const auto& r : (*cluster)->rejected_definitions()) add_rejected(r);
     return absl::OkStatus();
-  }();
-  Finish(reactor, "ListDefinitions", start, status);
-  return reactor;
+  });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
@@ -713,12 +719,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
     if (request->definition_yaml().empty()) {
       return absl::InvalidArgumentError("definition_yaml is empty");
     }
-    auto add = [&](const Finding& f) {
-      v1::Finding* finding = response->add_findings();
-      finding->set_severity(f.is_error() ? "error" : "warning");
-      finding->set_path(f.path);
-      finding->set_message(f.message);
-    };
+    auto add = [&](const Finding& f) { AddFinding(f, response->mutable_findings()); };
     auto docs = ParseYamlDocuments(request->definition_yaml());
     if (!docs.ok()) {
       add({Finding::Severity::kError, "", std::string(docs.status().message())});

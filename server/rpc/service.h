@@ -4,6 +4,7 @@
 #include <functional>
 #include <string>
 
+#include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "server/expressions/engine.h"
 #include "server/rpc/work_pool.h"
@@ -68,6 +69,11 @@ class WorkloadMapService final : public workloadmap::v1::WorkloadMap::CallbackSe
   // its deadline.
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, const char* method,
                                     std::function<absl::Status()> work);
+  // Runs `work` on the calling thread and finishes the call with its
+  // status: for work that neither evaluates expressions nor calls the
+  // apiserver (cached reads, argument checks).
+  grpc::ServerUnaryReactor* RunHere(grpc::CallbackServerContext* context, const char* method,
+                                    absl::FunctionRef<absl::Status()> work);
 
   WorkloadIndex& index_;
   expressions::Engine& engine_;
