@@ -17,6 +17,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -48,6 +49,28 @@ absl::Status ParsePositiveInt(absl::string_view text, int* out) {
   if (!absl::SimpleAtoi(text, &value) || value <= 0) {
     return Reason("must be a positive integer (at most 2147483647)");
   }
+  *out = value;
+  return absl::OkStatus();
+}
+
+absl::Status ParseNonNegativeInt(absl::string_view text, int* out) {
+  int value;
+  if (!absl::SimpleAtoi(text, &value) || value < 0) {
+    return Reason("must be a non-negative integer (at most 2147483647)");
+  }
+  *out = value;
+  return absl::OkStatus();
+}
+
+// File permission bits in octal, as chmod takes them: "660", "0660".
+absl::Status ParseFileMode(absl::string_view text, int* out) {
+  int value = 0;
+  bool valid = !text.empty() && text.size() <= 4;
+  for (char c : text) {
+    if (c < '0' || c > '7') valid = false;
+    value = value * 8 + (c - '0');
+  }
+  if (!valid || value > 0777) return Reason("must be octal permission bits such as 0660");
   *out = value;
   return absl::OkStatus();
 }
@@ -265,6 +288,12 @@ constexpr Option kOptions[] = {
      "comma-separated.",
      &AppendItem<&Config::listen, &CheckListenAddress>, &ListOf<&Config::listen>,
      &ShowList<&Config::listen>},
+    {"unix-socket-mode", "WM_UNIX_SOCKET_MODE", "unix-socket-mode", "Serving", "MODE", Kind::kValue,
+     false,
+     "Permissions of Unix-socket listeners, in octal. Connecting needs write permission: 0660 "
+     "admits the owner and the socket's group (e.g. a pod's fsGroup), 0600 the owner only.",
+     [](Config& c, absl::string_view v) { return ParseFileMode(v, &c.unix_socket_mode); }, nullptr,
+     [](const Config& c) -> std::string { return absl::StrFormat("%04o", c.unix_socket_mode); }},
     {"metrics-address", "WM_METRICS_ADDRESS", "metrics-address", "Serving", "HOST:PORT",
      Kind::kValue, false,
      "Address of the Prometheus /metrics HTTP endpoint; \"off\" or an empty value disables it.",
@@ -351,6 +380,11 @@ constexpr Option kOptions[] = {
      "Clients sending keepalive pings more often than this are disconnected.",
      &SetDuration<&Config::keepalive_min_ping_interval, false>, nullptr,
      &ShowDuration<&Config::keepalive_min_ping_interval>},
+    {"jq-workers", "WM_JQ_WORKERS", "jq-workers", "Limits", "N", Kind::kValue, false,
+     "jq worker processes, i.e. expression evaluations that can run at once; 0 gives one per "
+     "CPU the process may use (affinity mask and cgroup CPU quota), at least 2.",
+     [](Config& c, absl::string_view v) { return ParseNonNegativeInt(v, &c.jq_workers); }, nullptr,
+     &ShowInt<&Config::jq_workers>},
     {"default-deadline", "WM_DEFAULT_DEADLINE", "default-deadline", "Limits", "DURATION",
      Kind::kValue, false, "Deadline given to calls that arrive without one.",
      &SetDuration<&Config::default_deadline, false>, nullptr,

@@ -30,6 +30,10 @@ struct Config {
   // unix:///ABS/PATH, exactly as written (both are gRPC target syntax).
   // Never empty.
   std::vector<std::string> listen = {"127.0.0.1:50051"};
+  // --unix-socket-mode, WM_UNIX_SOCKET_MODE: permission bits of Unix-socket
+  // listeners (octal on input). Connecting needs write permission, so 0660
+  // lets the owner and the socket's group in (a pod's fsGroup, say).
+  int unix_socket_mode = 0660;
   // --metrics-address, WM_METRICS_ADDRESS. HOST:PORT; "off" is stored as ""
   // so "" is the only spelling of "disabled" the daemon needs to check.
   std::string metrics_address = "127.0.0.1:9090";
@@ -70,6 +74,9 @@ struct Config {
   int max_message_bytes = 16 << 20;
   int max_page_size = 500;
   int watch_queue_size = 1000;
+  // --jq-workers (>= 0): jq worker processes; 0 sizes the pool by the CPUs
+  // the process may use (see expressions::JqEngineOptions::workers).
+  int jq_workers = 0;
   // --default-deadline (> 0): applied to calls that arrive without one.
   absl::Duration default_deadline = absl::Seconds(30);
   // --log-format text|json, --log-level debug|info|warn|error.

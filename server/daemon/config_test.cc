@@ -87,6 +87,8 @@ TEST(ConfigTest, Defaults) {
     EXPECT_EQ(c.max_message_bytes, 16 << 20);
     EXPECT_EQ(c.max_page_size, 500);
     EXPECT_EQ(c.watch_queue_size, 1000);
+    EXPECT_EQ(c.unix_socket_mode, 0660);
+    EXPECT_EQ(c.jq_workers, 0);
     EXPECT_EQ(c.default_deadline, absl::Seconds(30));
     EXPECT_EQ(c.log_format, "text");
     EXPECT_EQ(c.log_level, "info");
@@ -120,6 +122,8 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
       {"max-message-bytes", "1024"},
       {"max-page-size", "7"},
       {"watch-queue-size", "8"},
+      {"unix-socket-mode", "0666"},
+      {"jq-workers", "3"},
       {"default-deadline", "1500ms"},
       {"log-format", "json"},
       {"log-level", "debug"},
@@ -147,6 +151,8 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
     EXPECT_EQ(c.max_message_bytes, 1024);
     EXPECT_EQ(c.max_page_size, 7);
     EXPECT_EQ(c.watch_queue_size, 8);
+    EXPECT_EQ(c.unix_socket_mode, 0666);
+    EXPECT_EQ(c.jq_workers, 3);
     EXPECT_EQ(c.default_deadline, absl::Milliseconds(1500));
     EXPECT_EQ(c.log_format, "json");
     EXPECT_EQ(c.log_level, "debug");
@@ -428,6 +434,15 @@ TEST(ConfigTest, BadValuesNameTheFlagAndValue) {
            {{"--max-page-size=-5"}, "invalid value \"-5\" for --max-page-size: " + positive},
            {{"--watch-queue-size=lots"},
             "invalid value \"lots\" for --watch-queue-size: " + positive},
+           {{"--jq-workers=-1"},
+            "invalid value \"-1\" for --jq-workers: must be a non-negative integer (at most "
+            "2147483647)"},
+           {{"--unix-socket-mode=0668"},
+            "invalid value \"0668\" for --unix-socket-mode: must be octal permission bits such "
+            "as 0660"},
+           {{"--unix-socket-mode=17777"},
+            "invalid value \"17777\" for --unix-socket-mode: must be octal permission bits "
+            "such as 0660"},
            {{"--max-page-size=2147483648"},
             "invalid value \"2147483648\" for --max-page-size: " + positive},
            {{"--max-page-size=1.5"}, "invalid value \"1.5\" for --max-page-size: " + positive},
@@ -707,6 +722,8 @@ const std::vector<std::string> kFlags = {
     "max-message-bytes",
     "max-page-size",
     "watch-queue-size",
+    "unix-socket-mode",
+    "jq-workers",
     "default-deadline",
     "log-format",
     "log-level",

@@ -4,9 +4,12 @@
 // docs/ARCHITECTURE.md for the threads and who owns what.
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -99,7 +102,9 @@ class Daemon {
   explicit Daemon(Config config) : config_(std::move(config)) {}
 
   int Run() {
-    auto engine = expressions::NewJqEngine();
+    expressions::JqEngineOptions engine_options;
+    engine_options.workers = config_.jq_workers;
+    auto engine = expressions::NewJqEngine(engine_options);
     if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
     engine_ = *std::move(engine);
     index_ = std::make_unique<rpc::WorkloadIndex>(*engine_, rpc::WorkloadIndex::Options{});
@@ -199,6 +204,7 @@ class Daemon {
         });
     grpc::ServerBuilder builder;
     std::vector<int> ports(config_.listen.size());
+    std::vector<std::string> socket_paths;
     auto tls = Credentials(config_);
     for (size_t i = 0; i < config_.listen.size(); ++i) {
       const std::string& address = config_.listen[i];
@@ -208,6 +214,7 @@ class Daemon {
         std::string path = address.substr(5);
         if (path.rfind("//", 0) == 0) path = path.substr(2);
         ::unlink(path.c_str());  // a stale socket of an earlier run
+        socket_paths.push_back(path);
       }
       builder.AddListeningPort(address, unix_socket ? grpc::InsecureServerCredentials() : tls,
                                &ports[i]);
@@ -229,6 +236,14 @@ class Daemon {
     if (!server_) {
       return absl::UnavailableError(
           absl::StrCat("cannot listen on ", absl::StrJoin(config_.listen, ", ")));
+    }
+    // gRPC creates sockets under the umask (usually owner-only write); the
+    // configured mode applies from here on.
+    for (const std::string& path : socket_paths) {
+      if (::chmod(path.c_str(), static_cast<mode_t>(config_.unix_socket_mode)) != 0) {
+        return absl::UnavailableError(
+            absl::StrCat("cannot set the mode of ", path, ": ", std::strerror(errno)));
+      }
     }
     for (size_t i = 0; i < config_.listen.size(); ++i) {
       if (config_.listen[i].rfind("unix:", 0) != 0 && ports[i] == 0) {

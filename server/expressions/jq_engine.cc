@@ -15,12 +15,12 @@
 #include <deque>
 #include <filesystem>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/common/cpus.h"
 #include "server/expressions/jq_scanner.h"
 #include "server/expressions/jq_wire.h"
 
@@ -482,7 +482,9 @@ const std::string& JqPolyfills() {
 
 absl::StatusOr<std::unique_ptr<Engine>> NewJqEngine(const JqEngineOptions& options) {
   int workers = options.workers;
-  if (workers <= 0) workers = std::max(1u, std::thread::hardware_concurrency());
+  // Two at least: a worker's round trip is mostly waiting, so even one CPU
+  // keeps two busy (the resolver thread and an inline call, say).
+  if (workers <= 0) workers = std::max(2, AvailableCpus());
   std::string path = FindWorkerPath(options);
   if (access(path.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(

@@ -13,7 +13,8 @@ struct JqEngineOptions {
   // Path of the wm-jq-worker binary. Empty: $WM_JQ_WORKER, else next to the
   // running executable, else ../bin/ from it (where tests live).
   std::string worker_path;
-  // Worker processes, i.e. evaluations that can run at once. 0: one per CPU.
+  // Worker processes, i.e. evaluations that can run at once. 0: one per CPU
+  // the process may use (affinity mask and cgroup quota), at least 2.
   int workers = 0;
   // Address-space limit of each worker; exceeding it ends that worker only.
   int64_t memory_limit_bytes = int64_t{4} << 30;
