@@ -1,10 +1,10 @@
 #include "server/rpc/workload_index.h"
 
+#include <random>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "server/common/json_path.h"
 #include "server/resolution/resolver.h"
@@ -87,9 +87,14 @@ v1::WorkloadSummary Summarize(const WorkloadView& view) {
 
 WorkloadIndex::WorkloadIndex(expressions::Engine& engine, Options options)
     : engine_(engine), options_(options) {
-  // Revisions continue across restarts: a client resuming with a revision
-  // of an earlier process is told to start over, never given wrong events.
-  revision_ = static_cast<uint64_t>(absl::ToUnixMicros(absl::Now()));
+  // Revisions start at a random point of [2^62, 2^63), so a revision from
+  // an earlier process, or from another replica behind the same Service,
+  // falls outside this one's history (odds about 10^4 in 2^62) and the client
+  // is told to start over, never given wrong events. A time-based start
+  // would let two replicas started moments apart overlap.
+  std::random_device random;
+  revision_ = (uint64_t{1} << 62) |
+              ((static_cast<uint64_t>(random()) << 32 | random()) & ((uint64_t{1} << 62) - 1));
 }
 
 WorkloadIndex::~WorkloadIndex() { Stop(); }
