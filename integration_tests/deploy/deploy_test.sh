@@ -221,7 +221,7 @@ jq -e '.applied == true' <<<"$applied" >/dev/null 2>&1 || fail "not applied with
 echo "ok: with the patch-permission RBAC the mutation is applied to the JobSet"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
-"$build/bin/wmctl" definitions -o json >"$work/definitions.json"
+"$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"
 jq -s '
   .[0] as $defs | .[1] as $cache | .[2] as $base | .[3] as $patch |
   def gvk_key: if .group == "" then "\(.version)/\(.kind)" else "\(.group)/\(.version)/\(.kind)" end;
