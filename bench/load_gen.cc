@@ -498,25 +498,9 @@ class LoadGenerator {
     return "";
   }
 
-  static const char* CodeName(int code) {
-    static const char* kNames[kCodes] = {"OK",
-                                         "CANCELLED",
-                                         "UNKNOWN",
-                                         "INVALID_ARGUMENT",
-                                         "DEADLINE_EXCEEDED",
-                                         "NOT_FOUND",
-                                         "ALREADY_EXISTS",
-                                         "PERMISSION_DENIED",
-                                         "RESOURCE_EXHAUSTED",
-                                         "FAILED_PRECONDITION",
-                                         "ABORTED",
-                                         "OUT_OF_RANGE",
-                                         "UNIMPLEMENTED",
-                                         "INTERNAL",
-                                         "UNAVAILABLE",
-                                         "DATA_LOSS",
-                                         "UNAUTHENTICATED"};
-    return kNames[code];
+  // "NOT_FOUND" for 5: gRPC's status codes are Abseil's, number for number.
+  static std::string CodeName(int code) {
+    return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
   }
 
   static std::string FormatCodes(const std::map<std::string, uint64_t>& by_code) {
