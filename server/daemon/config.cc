@@ -398,6 +398,9 @@ constexpr Option kOptions[] = {
     {"watch-queue-size", "WM_WATCH_QUEUE_SIZE", "watch-queue-size", "Limits", "N", Kind::kValue,
      false, "Events buffered for each WatchWorkloads stream.",
      &SetPositiveInt<&Config::watch_queue_size>, nullptr, &ShowInt<&Config::watch_queue_size>},
+    {"watch-history", "WM_WATCH_HISTORY", "watch-history", "Limits", "N", Kind::kValue, false,
+     "Deleted workloads remembered so that watches can resume across them.",
+     &SetPositiveInt<&Config::watch_history>, nullptr, &ShowInt<&Config::watch_history>},
 
     {"log-format", "WM_LOG_FORMAT", "log-format", "Logging", "FORMAT", Kind::kValue, false,
      "text or json.",

@@ -70,10 +70,12 @@ struct Config {
   // --shutdown-grace (>= 0): how long in-flight calls may finish on SIGTERM.
   absl::Duration shutdown_grace = absl::Seconds(10);
   // --max-message-bytes, --max-page-size, --watch-queue-size (per
-  // WatchWorkloads stream): all > 0.
+  // WatchWorkloads stream), --watch-history (deleted workloads remembered
+  // for resuming watches): all > 0.
   int max_message_bytes = 16 << 20;
   int max_page_size = 500;
   int watch_queue_size = 1000;
+  int watch_history = 10000;
   // --jq-workers (>= 0): jq worker processes; 0 sizes the pool by the CPUs
   // the process may use (see expressions::JqEngineOptions::workers).
   int jq_workers = 0;

@@ -87,6 +87,7 @@ TEST(ConfigTest, Defaults) {
     EXPECT_EQ(c.max_message_bytes, 16 << 20);
     EXPECT_EQ(c.max_page_size, 500);
     EXPECT_EQ(c.watch_queue_size, 1000);
+    EXPECT_EQ(c.watch_history, 10000);
     EXPECT_EQ(c.unix_socket_mode, 0660);
     EXPECT_EQ(c.jq_workers, 0);
     EXPECT_EQ(c.default_deadline, absl::Seconds(30));

@@ -19,6 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "catalog/catalog.h"
 #include "grpc/health/v1/health.pb.h"
@@ -98,6 +99,15 @@ std::shared_ptr<grpc::ServerCredentials> Credentials(const Config& config) {
   return grpc::SslServerCredentials(options);
 }
 
+// The signals that stop the daemon: SIGTERM and SIGINT.
+sigset_t TerminationSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  return set;
+}
+
 class Daemon {
  public:
   explicit Daemon(Config config) : config_(std::move(config)) {}
@@ -108,7 +118,9 @@ class Daemon {
     auto engine = expressions::NewJqEngine(engine_options);
     if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
     engine_ = *std::move(engine);
-    index_ = std::make_unique<rpc::WorkloadIndex>(*engine_, rpc::WorkloadIndex::Options{});
+    rpc::WorkloadIndex::Options index_options;
+    index_options.history = static_cast<size_t>(config_.watch_history);
+    index_ = std::make_unique<rpc::WorkloadIndex>(*engine_, index_options);
     if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
     index_->Start();
     for (auto& cluster : live_) {
@@ -263,6 +275,7 @@ class Daemon {
     auto* health = server_->GetHealthCheckService();
     health->SetServingStatus(serving);
     health->SetServingStatus(kServiceName, serving);
+    service_->SetReady(serving);
     ready_ = serving;
   }
 
@@ -406,10 +419,7 @@ class Daemon {
   // SIGTERM or SIGINT: NOT_SERVING, stop accepting, let calls finish for
   // the grace period, cancel streams.
   void AwaitSignal() {
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
+    sigset_t set = TerminationSignals();
     int signal = 0;
     sigwait(&set, &signal);
     Log(LogLevel::kInfo, "shutting down", {{"signal", strsignal(signal)}});
@@ -455,12 +465,13 @@ int main(int argc, char** argv) {
     return 0;
   }
   ConfigureLog(parsed->config.log_format, parsed->config.log_level);
+  // Debian builds Abseil without NDEBUG, so every absl::Mutex lock inside
+  // gRPC would also update the deadlock detector's lock graph, on every
+  // call. The daemon's own locks are std::mutex; it has nothing to detect.
+  absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
   // Signals are taken by one thread with sigwait; every thread inherits the
   // mask, so none is interrupted.
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGTERM);
-  sigaddset(&set, SIGINT);
+  sigset_t set = TerminationSignals();
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
   return Daemon(std::move(parsed->config)).Run();
 }

@@ -72,6 +72,7 @@ void ClusterCache::Stop() {
   {
     std::unique_lock lock(mu_);
     informers.swap(informers_);
+    ++kinds_generation_;
   }
   for (auto& [gvk, entry] : informers) entry.informer->RequestStop();
   for (auto& [gvk, entry] : informers) entry.informer->Stop();
@@ -124,12 +125,14 @@ void ClusterCache::Reconcile() {
       if (auto it = informers_.find(gvk); it != informers_.end()) {
         stopped.push_back(std::move(it->second.informer));
         informers_.erase(it);
+        ++kinds_generation_;
       }
     }
     for (auto it = informers_.begin(); it != informers_.end();) {
       if (std::find(wanted_.begin(), wanted_.end(), it->first) == wanted_.end()) {
         stopped.push_back(std::move(it->second.informer));
         it = informers_.erase(it);
+        ++kinds_generation_;
       } else {
         ++it;
       }
@@ -162,6 +165,7 @@ void ClusterCache::StartInformer(const Gvk& gvk, const ApiResource& resource) {
   });
   informer->Start();
   informers_[gvk] = Entry{resource, std::move(informer)};
+  ++kinds_generation_;
 }
 
 std::shared_ptr<const Store> ClusterCache::StoreFor(const Gvk& gvk) const {

@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_KUBE_CLUSTER_CACHE_H_
 #define WM_SERVER_KUBE_CLUSTER_CACHE_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -66,6 +67,7 @@ class ClusterCache : public ClusterView {
   // True when the kind's informer has received a complete list.
   bool HasSynced(const Gvk& gvk) const override;
   std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const override;
+  uint64_t KindsGeneration() const override { return kinds_generation_.load(); }
   std::vector<KindStatus> Status() const;
   // The served resource of a watched kind (for writes), if any.
   std::optional<ApiResource> ResourceFor(const Gvk& gvk) const;
@@ -96,6 +98,8 @@ class ClusterCache : public ClusterView {
   std::condition_variable wake_;
   std::vector<Gvk> wanted_;
   std::map<Gvk, Entry> informers_;
+  // Bumped (under mu_) whenever informers_ gains or loses a kind.
+  std::atomic<uint64_t> kinds_generation_ = 0;
   std::map<Gvk, std::string> not_served_;
   bool dirty_ = false;
   bool stopping_ = false;

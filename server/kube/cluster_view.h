@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_KUBE_CLUSTER_VIEW_H_
 #define WM_SERVER_KUBE_CLUSTER_VIEW_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -49,6 +50,9 @@ class ClusterView {
   virtual bool HasSynced(const Gvk& gvk) const = 0;
   // Every held kind with its store.
   virtual std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const = 0;
+  // Changes whenever a kind starts or stops being held (not when objects
+  // change), so that what callers derive from the held kinds can be cached.
+  virtual uint64_t KindsGeneration() const = 0;
 
   // An object of any held kind by UID, with its kind; null when unknown.
   std::optional<Found> FindByUid(const std::string& uid) const;
@@ -77,6 +81,7 @@ class StaticCluster : public ClusterView {
   std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const override;
   bool HasSynced(const Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
   std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> Stores() const override;
+  uint64_t KindsGeneration() const override { return stores_.size(); }
 
  private:
   std::vector<std::pair<Gvk, std::shared_ptr<Store>>> stores_;

@@ -5,12 +5,14 @@
 #include <optional>
 #include <set>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "google/protobuf/util/json_util.h"
+#include "grpcpp/impl/codegen/proto_utils.h"
+#include "grpcpp/support/byte_buffer.h"
+#include "grpcpp/support/slice.h"
 #include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
@@ -19,6 +21,7 @@
 #include "server/resolution/edit.h"
 #include "server/resolution/mutation.h"
 #include "server/resolution/resolver.h"
+#include "server/rpc/kind_names.h"
 #include "server/rpc/label_selector.h"
 
 namespace wm::rpc {
@@ -39,74 +42,6 @@ absl::StatusOr<Cluster*> PickCluster(const WorkloadIndex& index, const std::stri
       "cluster \"", name, "\" is not served (clusters: ", absl::StrJoin(names, ", "), ")"));
 }
 
-// The kinds a reference may name: the watched ones and the definitions'.
-std::vector<Gvk> KnownKinds(const Cluster& cluster) {
-  std::set<Gvk> kinds;
-  for (const auto& [gvk, store] : cluster.view().Stores()) kinds.insert(gvk);
-  if (auto registry = cluster.definitions()) {
-    for (const auto& def : registry->All()) {
-      if (def->root.kind)
-        kinds.insert({def->root.kind->group, def->root.kind->version, def->root.kind->kind});
-    }
-  }
-  return {kinds.begin(), kinds.end()};
-}
-
-// The names kubectl accepts for a kind besides the kind itself: its
-// resource (the plural, guessed for clusters that do not know resources,
-// such as snapshots) and its singular.
-struct ResourceNames {
-  std::string plural, singular;
-};
-
-ResourceNames ResourceNamesOf(const Cluster& cluster, const Gvk& gvk) {
-  ResourceNames names{cluster.Resource(gvk), absl::AsciiStrToLower(gvk.kind)};
-  if (names.plural.empty()) names.plural = names.singular + "s";
-  return names;
-}
-
-absl::StatusOr<Gvk> ResolveKind(const Cluster& cluster, const v1::ObjectRef& ref,
-                                const std::string& field) {
-  if (ref.kind().empty() && ref.resource().empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": kind or resource is required"));
-  }
-  std::vector<Gvk> matches;
-  for (const Gvk& gvk : KnownKinds(cluster)) {
-    if (!ref.group().empty() && gvk.group != ref.group()) continue;
-    if (!ref.version().empty() && gvk.version != ref.version()) continue;
-    if (!ref.kind().empty()) {
-      if (gvk.kind != ref.kind()) continue;
-    } else {
-      // As kubectl: the plural ("jobsets") or the singular ("jobset").
-      ResourceNames names = ResourceNamesOf(cluster, gvk);
-      if (names.plural != ref.resource() &&
-          names.singular != absl::AsciiStrToLower(ref.resource())) {
-        continue;
-      }
-    }
-    matches.push_back(gvk);
-  }
-  std::string what =
-      ref.kind().empty() ? "resource \"" + ref.resource() + "\"" : "kind \"" + ref.kind() + "\"";
-  if (matches.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(field, ": no definition covers ", what,
-                     ref.group().empty() ? "" : " in group \"" + ref.group() + "\"", " in cluster ",
-                     cluster.name()));
-  }
-  // Several versions of one kind: the watched one (the definitions pick it).
-  std::set<std::string> groups;
-  for (const Gvk& gvk : matches) groups.insert(gvk.group);
-  if (groups.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what, " is in groups ",
-                                                   absl::StrJoin(groups, ", "), "; set group"));
-  }
-  for (const Gvk& gvk : matches) {
-    if (cluster.view().StoreFor(gvk)) return gvk;
-  }
-  return matches.front();
-}
-
 std::string NamespaceOf(const v1::ObjectRef& ref) {
   return ref.namespace_().empty() ? "default" : ref.namespace_();
 }
@@ -118,12 +53,12 @@ struct Target {
 };
 
 // A referenced object of any watched kind, looked up in the cache.
-absl::StatusOr<Target> FindTarget(const WorkloadIndex& index, const v1::ObjectRef& ref,
-                                  const std::string& field) {
+absl::StatusOr<Target> FindTarget(const WorkloadIndex& index, KindNamesCache& kind_names,
+                                  const v1::ObjectRef& ref, const std::string& field) {
   auto cluster = PickCluster(index, ref.cluster());
   if (!cluster.ok()) return cluster.status();
   if (ref.name().empty()) return absl::InvalidArgumentError(field + ": name is required");
-  auto gvk = ResolveKind(**cluster, ref, field);
+  auto gvk = kind_names.For(**cluster)->Resolve(ref, field);
   if (!gvk.ok()) return gvk.status();
   return Target{*cluster, *gvk, kube::ObjectKey(NamespaceOf(ref), ref.name())};
 }
@@ -193,6 +128,21 @@ absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& 
   return value;
 }
 
+// A message from raw call bytes; false when they are not one.
+template <typename Message>
+bool ParseMessage(const grpc::ByteBuffer& bytes, Message* out) {
+  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes
+  return grpc::SerializationTraits<Message>::Deserialize(&copy, out).ok();
+}
+
+template <typename Message>
+absl::Status SerializeMessage(const Message& message, grpc::ByteBuffer* out) {
+  bool own_buffer = false;
+  grpc::Status status = grpc::SerializationTraits<Message>::Serialize(message, out, &own_buffer);
+  if (!status.ok()) return absl::InternalError(status.error_message());
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
   std::string api_version = FindString(object, {"apiVersion"});
   std::string kind = FindString(object, {"kind"});
@@ -214,37 +164,6 @@ Json MessageToJson(const Message& message) {
   std::string text;
   (void)google::protobuf::util::MessageToJsonString(message, &text);
   return Json::parse(text, nullptr, false);
-}
-
-void TrimComponent(v1::Component* component, bool include_pods, int pod_limit) {
-  for (v1::ComponentInstance& instance : *component->mutable_instances()) {
-    if (!include_pods) {
-      instance.clear_pods();
-    } else if (pod_limit > 0 && instance.pods_size() > pod_limit) {
-      // As the resolver's own limit: keep the unhealthy pods first, then
-      // the others, and list the kept ones in their original order.
-      const auto& pods = instance.pods();
-      std::vector<int> order(pods.size());
-      for (int i = 0; i < pods.size(); ++i) order[i] = i;
-      std::stable_partition(order.begin(), order.end(), [&](int i) {
-        return !pods[i].ready() && pods[i].phase() != "Succeeded";
-      });
-      order.resize(pod_limit);
-      std::sort(order.begin(), order.end());
-      google::protobuf::RepeatedPtrField<v1::Pod> kept;
-      for (int i : order) *kept.Add() = pods[i];
-      instance.mutable_pods()->Swap(&kept);
-    }
-    for (v1::Component& child : *instance.mutable_children()) {
-      TrimComponent(&child, include_pods, pod_limit);
-    }
-  }
-}
-
-void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
-                 v1::ResolvedWorkload* to) {
-  *to = from;
-  TrimComponent(to->mutable_root(), include_pods, pod_limit);
 }
 
 // Resolves an object the caller sent, with the definitions of `cluster`.
@@ -285,6 +204,12 @@ absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
 
 // ---- Listing ------------------------------------------------------------
 
+absl::Status NotReadyError() {
+  return absl::UnavailableError(
+      "the daemon is still syncing its caches and resolving workloads; retry (its gRPC health "
+      "status turns SERVING when it is done)");
+}
+
 // Newest first; ties by cluster, namespace, kind and name.
 std::string SortKey(const WorkloadView& v) {
   return absl::StrCat(v.creation_timestamp, "\x1f", v.id.cluster, "\x1f", v.namespace_, "\x1f",
@@ -299,30 +224,23 @@ bool Newer(const std::string& a, const std::string& b) {
   return a < b;
 }
 
-bool KindMatches(const Cluster& cluster, const Gvk& gvk, const std::string& filter) {
-  if (filter == gvk.kind || filter == absl::StrCat(gvk.group, "/", gvk.kind)) return true;
-  // As ResolveKind: the plural or the singular, optionally .group.
-  ResourceNames names = ResourceNamesOf(cluster, gvk);
-  for (const std::string& name : {names.plural, names.singular}) {
-    if (filter == name || filter == name + "." + gvk.group) return true;
-  }
-  return false;
-}
-
 struct ListFilter {
   std::string cluster, namespace_;
   std::vector<std::string> kinds;
   std::set<std::string> statuses;
   LabelSelector selector;
 
-  bool Matches(const WorkloadIndex& index, const WorkloadView& v) const {
+  bool Matches(const WorkloadIndex& index, KindNamesCache& kind_names,
+               const WorkloadView& v) const {
     if (!v.top_level) return false;
     if (!cluster.empty() && v.id.cluster != cluster) return false;
     if (!namespace_.empty() && v.namespace_ != namespace_) return false;
     if (!kinds.empty()) {
       const Cluster* c = index.FindCluster(v.id.cluster);
+      if (c == nullptr) return false;
+      std::shared_ptr<const KindNames> names = kind_names.For(*c);
       bool any = false;
-      for (const std::string& k : kinds) any = any || (c && KindMatches(*c, v.id.gvk, k));
+      for (const std::string& k : kinds) any = any || names->Matches(v.id.gvk, k);
       if (!any) return false;
     }
     if (!statuses.empty()) {
@@ -464,28 +382,35 @@ grpc::ServerUnaryReactor* WorkloadMapService::RunHere(grpc::CallbackServerContex
   return reactor;
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
-    grpc::CallbackServerContext* context, const v1::ResolveWorkloadRequest* request,
-    v1::ResolveWorkloadResponse* response) {
+grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request_bytes,
+                                                              grpc::ByteBuffer* response_bytes) {
   const char* kMethod = "ResolveWorkload";
+  auto request = std::make_shared<v1::ResolveWorkloadRequest>();
+  if (!ParseMessage(*request_bytes, request.get())) {
+    return RunHere(context, kMethod, [] {
+      return absl::InvalidArgumentError("the request is not a ResolveWorkloadRequest");
+    });
+  }
   if (request->pod_limit() < 0) {
     return RunHere(context, kMethod,
                    [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
-    return Offload(context, kMethod, [this, request, response]() -> absl::Status {
+    return Offload(context, kMethod, [this, request, response_bytes]() -> absl::Status {
       auto cluster = PickCluster(index_, "");
       if (!cluster.ok()) return cluster.status();
       auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true);
       if (!resolved.ok()) return resolved.status();
+      v1::ResolveWorkloadResponse response;
       CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
-                  response->mutable_workload());
-      return absl::OkStatus();
+                  response.mutable_workload());
+      return SerializeMessage(response, response_bytes);
     });
   }
   return RunHere(context, kMethod, [&]() -> absl::Status {
     if (!request->has_ref()) return absl::InvalidArgumentError("ref or inline is required");
-    auto target = FindTarget(index_, request->ref(), "ref");
+    auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
     if (!target.ok()) return target.status();
     if (request->top_owner()) {
       target = TopOwnerOf(*target);
@@ -493,10 +418,19 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(
     }
     auto view = ViewOf(index_, *target);
     if (!view.ok()) return view.status();
-    CopyTrimmed(*(*view)->resolved, request->include_pods(), request->pod_limit(),
-                response->mutable_workload());
-    response->set_revision((*view)->revision);
-    return absl::OkStatus();
+    v1::ResolveWorkloadResponse response;
+    response.set_revision((*view)->revision);
+    if (!request->include_pods()) {
+      // The cached bytes, then the revision: fields of a message may come
+      // in any order and concatenated serializations merge.
+      std::string revision = response.SerializeAsString();
+      grpc::Slice slices[] = {grpc::Slice((*view)->resolve_response_without_pods),
+                              grpc::Slice(revision)};
+      *response_bytes = grpc::ByteBuffer(slices, 2);
+      return absl::OkStatus();
+    }
+    CopyTrimmed(*(*view)->resolved, true, request->pod_limit(), response.mutable_workload());
+    return SerializeMessage(response, response_bytes);
   });
 }
 
@@ -504,6 +438,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
                                                             const v1::ListWorkloadsRequest* request,
                                                             v1::ListWorkloadsResponse* response) {
   return RunHere(context, "ListWorkloads", [&]() -> absl::Status {
+    if (!ready_) return NotReadyError();
     if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
     int page_size = request->page_size() == 0 ? 100 : request->page_size();
     page_size = std::min(page_size, options_.max_page_size);
@@ -518,7 +453,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
     uint64_t revision = index_.revision();
     std::vector<std::pair<std::string, std::shared_ptr<const WorkloadView>>> rows;
     for (auto& view : index_.List()) {
-      if (!filter->Matches(index_, *view)) continue;
+      if (!filter->Matches(index_, kind_names_, *view)) continue;
       std::string key = SortKey(*view);
       if (!after.empty() && !Newer(after, key)) continue;
       rows.emplace_back(std::move(key), std::move(view));
@@ -548,7 +483,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
     Json object;
     Target target;
     if (request->has_ref()) {
-      auto found = FindTarget(index_, request->ref(), "ref");
+      auto found = FindTarget(index_, kind_names_, request->ref(), "ref");
       if (!found.ok()) return found.status();
       target = *found;
       auto cached = CachedObjectOf(target);
@@ -650,7 +585,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
     }
     v1::ObjectRef ref = for_pod ? request->pod() : request->workload();
     if (for_pod && ref.kind().empty() && ref.resource().empty()) ref.set_kind("Pod");
-    auto target = FindTarget(index_, ref, for_pod ? "pod" : "workload");
+    auto target = FindTarget(index_, kind_names_, ref, for_pod ? "pod" : "workload");
     if (!target.ok()) return target.status();
     if (for_pod) {
       target = TopOwnerOf(*target);
@@ -755,9 +690,15 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
   WatchReactor(WorkloadMapService& service, grpc::CallbackServerContext* context,
                const v1::WatchWorkloadsRequest& request)
       : service_(service), context_(context), include_pods_(request.include_pods()) {
+    if (!service.ready_) {
+      finished_ = true;
+      Finish(ToGrpcStatus(NotReadyError()));
+      return;
+    }
     auto filter = MakeFilter(service.index_, request.cluster(), request.namespace_(),
                              request.kinds(), {}, request.label_selector());
     if (!filter.ok()) {
+      finished_ = true;
       Finish(ToGrpcStatus(filter.status()));
       return;
     }
@@ -772,12 +713,12 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
     }
     subscription_ = subscription->id;
     for (const auto& view : subscription->views) {
-      if (filter_.Matches(service.index_, *view)) {
+      if (filter_.Matches(service.index_, service.kind_names_, *view)) {
         queue_.push_back(Event(v1::WorkloadEvent::ADDED, view->revision, *view));
       }
     }
     for (const WorkloadEvent& event : subscription->backlog) {
-      if (filter_.Matches(service.index_, *event.view)) {
+      if (filter_.Matches(service.index_, service.kind_names_, *event.view)) {
         queue_.push_back(Event(event.type, event.revision, *event.view));
       }
     }
@@ -830,7 +771,7 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
 
   // On the resolver thread.
   void OnEvent(const WorkloadEvent& event) {
-    if (!filter_.Matches(service_.index_, *event.view)) return;
+    if (!filter_.Matches(service_.index_, service_.kind_names_, *event.view)) return;
     std::unique_lock lock(mu_);
     if (finished_) return;
     if (live_queued_ >= service_.options_.watch_queue_size) {

@@ -1,12 +1,14 @@
 #ifndef WM_SERVER_RPC_SERVICE_H_
 #define WM_SERVER_RPC_SERVICE_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "server/expressions/engine.h"
+#include "server/rpc/kind_names.h"
 #include "server/rpc/work_pool.h"
 #include "server/rpc/workload_index.h"
 #include "workloadmap/v1/service.grpc.pb.h"
@@ -17,7 +19,14 @@ namespace wm::rpc {
 // cached workloads are answered on gRPC's callback threads from published
 // views; work that evaluates expressions or calls the apiserver runs on a
 // small pool.
-class WorkloadMapService final : public workloadmap::v1::WorkloadMap::CallbackService {
+//
+// ResolveWorkload, the call schedulers make most, is served raw (bytes in,
+// bytes out): its common answer, a cached workload without pods, is sent
+// from bytes serialized once when the view was published, instead of being
+// copied, serialized and freed on every call (docs/benchmarks.md).
+class WorkloadMapService final
+    : public workloadmap::v1::WorkloadMap::WithRawCallbackMethod_ResolveWorkload<
+          workloadmap::v1::WorkloadMap::CallbackService> {
  public:
   struct Options {
     int max_page_size = 500;
@@ -35,9 +44,18 @@ class WorkloadMapService final : public workloadmap::v1::WorkloadMap::CallbackSe
   WorkloadMapService(WorkloadIndex& index, expressions::Engine& engine, Options options,
                      Observer observer = nullptr);
 
-  grpc::ServerUnaryReactor* ResolveWorkload(
-      grpc::CallbackServerContext* context, const workloadmap::v1::ResolveWorkloadRequest* request,
-      workloadmap::v1::ResolveWorkloadResponse* response) override;
+  // Until ready, ListWorkloads and WatchWorkloads answer UNAVAILABLE: a list
+  // or snapshot taken before the caches are synced and resolved would be
+  // incomplete, and a watch's SYNCED would claim otherwise. (Calls on one
+  // object need no such guard: they answer UNAVAILABLE for kinds not yet
+  // synced and resolve on demand what the index has not reached.) The
+  // daemon sets it with its gRPC health status.
+  void SetReady(bool ready) { ready_ = ready; }
+
+  // A serialized ResolveWorkloadRequest in, a ResolveWorkloadResponse out.
+  grpc::ServerUnaryReactor* ResolveWorkload(grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ListWorkloads(
       grpc::CallbackServerContext* context, const workloadmap::v1::ListWorkloadsRequest* request,
       workloadmap::v1::ListWorkloadsResponse* response) override;
@@ -79,6 +97,8 @@ class WorkloadMapService final : public workloadmap::v1::WorkloadMap::CallbackSe
   expressions::Engine& engine_;
   const Options options_;
   Observer observer_;
+  std::atomic<bool> ready_ = false;
+  KindNamesCache kind_names_;
   WorkPool pool_;
 };
 

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/common/json_path.h"
@@ -172,6 +174,10 @@ class MutableView final : public kube::ClusterView {
     std::unique_lock lock(mu_);
     return {stores_.begin(), stores_.end()};
   }
+  uint64_t KindsGeneration() const override {
+    std::unique_lock lock(mu_);
+    return stores_.size();  // stores are only added
+  }
 
  private:
   mutable std::mutex mu_;
@@ -258,6 +264,7 @@ class Harness {
           std::unique_lock lock(mu_);
           calls_.push_back({method, code});
         });
+    service_->SetReady(true);
     grpc::ServerBuilder builder;
     int port = 0;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
@@ -265,8 +272,9 @@ class Harness {
     server_ = builder.BuildAndStart();
     EXPECT_NE(server_, nullptr);
     EXPECT_GT(port, 0);
-    stub_ = v1::WorkloadMap::NewStub(
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials()));
+    channel_ =
+        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
+    stub_ = v1::WorkloadMap::NewStub(channel_);
   }
 
   ~Harness() {
@@ -277,7 +285,9 @@ class Harness {
   }
 
   WorkloadIndex& index() { return index_; }
+  WorkloadMapService& service() { return *service_; }
   v1::WorkloadMap::Stub& stub() { return *stub_; }
+  std::shared_ptr<grpc::Channel> channel() { return channel_; }
   std::vector<Call> calls() const {
     std::unique_lock lock(mu_);
     return calls_;
@@ -287,6 +297,7 @@ class Harness {
   WorkloadIndex index_;
   std::unique_ptr<WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::WorkloadMap::Stub> stub_;
   mutable std::mutex mu_;
   std::vector<Call> calls_;
@@ -405,6 +416,40 @@ std::string Counts(const v1::ReplicaCounts& c) {
   } while (0)
 
 // ---- ResolveWorkload ------------------------------------------------------
+
+// Without pods the answer comes from bytes serialized at publication; it
+// must be exactly the answer with pods, less the pods.
+TEST_F(ServiceTest, ResolveWithoutPodsIsResolveWithPodsLessThePods) {
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  v1::ResolveWorkloadResponse without_pods, with_pods;
+  ASSERT_TRUE(Resolve(request, &without_pods).ok());
+  request.set_include_pods(true);
+  ASSERT_TRUE(Resolve(request, &with_pods).ok());
+  ASSERT_GT(CountPods(with_pods.workload().root()), 0);
+  EXPECT_EQ(CountPods(without_pods.workload().root()), 0);
+  EXPECT_EQ(without_pods.revision(), with_pods.revision());
+  EXPECT_EQ(without_pods.revision(), harness_->index().revision());
+  v1::ResolvedWorkload expected;
+  CopyTrimmed(with_pods.workload(), false, 0, &expected);
+  std::string differences;
+  google::protobuf::util::MessageDifferencer differencer;
+  differencer.ReportDifferencesToString(&differences);
+  EXPECT_TRUE(differencer.Compare(expected, without_pods.workload())) << differences;
+}
+
+TEST_F(ServiceTest, ResolveRejectsBytesThatAreNotARequest) {
+  grpc::GenericStub generic(harness_->channel());
+  grpc::ClientContext context;
+  SetDeadline(context);
+  const std::string garbage = "\xff\xff\xff";
+  grpc::Slice slice(garbage);
+  grpc::ByteBuffer request(&slice, 1), response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, "/workloadmap.v1.WorkloadMap/ResolveWorkload", grpc::StubOptions(),
+                    &request, &response, [&](grpc::Status s) { done.set_value(std::move(s)); });
+  EXPECT_CODE(done.get_future().get(), INVALID_ARGUMENT, "not a ResolveWorkloadRequest");
+}
 
 TEST_F(ServiceTest, ResolveByRef) {
   v1::ResolveWorkloadRequest request;
@@ -1308,8 +1353,9 @@ TEST_F(ServiceTest, Watch) {
   EXPECT_FALSE(reader->Read(&event));
   EXPECT_EQ(reader->Finish().error_code(), grpc::StatusCode::CANCELLED);
 
-  // Resuming after the ADDED event: exactly the later events, then SYNCED,
-  // and no snapshot.
+  // Resuming after the ADDED event: the workload's latest change since (its
+  // deletion; the modification before it is skipped), then SYNCED, and no
+  // snapshot.
   grpc::ClientContext resumed_context;
   SetDeadline(resumed_context);
   v1::WatchWorkloadsRequest resume;
@@ -1323,8 +1369,8 @@ TEST_F(ServiceTest, Watch) {
     revisions.push_back(event.revision());
     if (event.type() == v1::WorkloadEvent::SYNCED) break;
   }
-  EXPECT_THAT(events, ElementsAre("MODIFIED extra", "DELETED extra", "SYNCED "));
-  EXPECT_THAT(revisions, ElementsAre(modified, deleted, deleted));
+  EXPECT_THAT(events, ElementsAre("DELETED extra", "SYNCED "));
+  EXPECT_THAT(revisions, ElementsAre(deleted, deleted));
   resumed_context.TryCancel();
   resumed->Finish();
 }
@@ -1363,6 +1409,39 @@ TEST_F(ServiceTest, WatchFilters) {
   auto bad = stub().WatchWorkloads(&bad_context, request);
   EXPECT_FALSE(bad->Read(&event));
   EXPECT_CODE(bad->Finish(), INVALID_ARGUMENT, "label_selector");
+}
+
+// Before the daemon is ready a list or a snapshot would be partial: both
+// are refused; calls on one object are not.
+TEST_F(ServiceTest, ListAndWatchWaitForReadiness) {
+  harness_->service().SetReady(false);
+  v1::ListWorkloadsResponse listed;
+  EXPECT_CODE(List({}, &listed), UNAVAILABLE, "still syncing");
+  {
+    grpc::ClientContext context;
+    SetDeadline(context);
+    auto reader = stub().WatchWorkloads(&context, {});
+    v1::WorkloadEvent event;
+    EXPECT_FALSE(reader->Read(&event)) << Describe(event);
+    EXPECT_CODE(reader->Finish(), UNAVAILABLE, "still syncing");
+  }
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  v1::ResolveWorkloadResponse resolved;
+  EXPECT_TRUE(Resolve(request, &resolved).ok());
+
+  harness_->service().SetReady(true);
+  EXPECT_THAT(ListNames({}), ElementsAre("demo"));
+  grpc::ClientContext context;
+  SetDeadline(context);
+  auto reader = stub().WatchWorkloads(&context, {});
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(reader->Read(&event));
+  EXPECT_EQ(event.type(), v1::WorkloadEvent::ADDED) << Describe(event);
+  context.TryCancel();
+  while (reader->Read(&event)) {
+  }
+  reader->Finish();
 }
 
 TEST_F(ServiceTest, WatchResumeOutOfRange) {

@@ -1,5 +1,6 @@
 #include "server/rpc/workload_index.h"
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -58,6 +59,31 @@ void CollectComponents(const v1::Component& component, v1::WorkloadSummary& row)
   }
 }
 
+void TrimComponent(v1::Component* component, bool include_pods, int pod_limit) {
+  for (v1::ComponentInstance& instance : *component->mutable_instances()) {
+    if (!include_pods) {
+      instance.clear_pods();
+    } else if (pod_limit > 0 && instance.pods_size() > pod_limit) {
+      // As the resolver's own limit: keep the unhealthy pods first, then
+      // the others, and list the kept ones in their original order.
+      const auto& pods = instance.pods();
+      std::vector<int> order(pods.size());
+      for (int i = 0; i < pods.size(); ++i) order[i] = i;
+      std::stable_partition(order.begin(), order.end(), [&](int i) {
+        return !pods[i].ready() && pods[i].phase() != "Succeeded";
+      });
+      order.resize(pod_limit);
+      std::sort(order.begin(), order.end());
+      google::protobuf::RepeatedPtrField<v1::Pod> kept;
+      for (int i : order) *kept.Add() = pods[i];
+      instance.mutable_pods()->Swap(&kept);
+    }
+    for (v1::Component& child : *instance.mutable_children()) {
+      TrimComponent(&child, include_pods, pod_limit);
+    }
+  }
+}
+
 }  // namespace
 
 v1::WorkloadSummary Summarize(const WorkloadView& view) {
@@ -95,6 +121,7 @@ WorkloadIndex::WorkloadIndex(expressions::Engine& engine, Options options)
   std::random_device random;
   revision_ = (uint64_t{1} << 62) |
               ((static_cast<uint64_t>(random()) << 32 | random()) & ((uint64_t{1} << 62) - 1));
+  oldest_resumable_ = revision_;
 }
 
 WorkloadIndex::~WorkloadIndex() { Stop(); }
@@ -222,6 +249,12 @@ void WorkloadIndex::Run() {
   }
 }
 
+void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
+                 v1::ResolvedWorkload* to) {
+  *to = from;
+  TrimComponent(to->mutable_root(), include_pods, pod_limit);
+}
+
 std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     const Cluster& cluster, const kube::Gvk& gvk,
     std::shared_ptr<const kube::CachedObject> object) {
@@ -260,6 +293,9 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     auto resolved = resolution::ResolveWorkload(**def, engine_, input, options);
     if (resolved.ok()) {
       view->resolved = std::make_shared<const v1::ResolvedWorkload>(*std::move(resolved));
+      v1::ResolveWorkloadResponse without_pods;
+      CopyTrimmed(*view->resolved, false, 0, without_pods.mutable_workload());
+      view->resolve_response_without_pods = without_pods.SerializeAsString();
     } else {
       view->error = resolved.status();
     }
@@ -279,16 +315,20 @@ void WorkloadIndex::Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView
     if (it == views_.end()) return;
     event = {v1::WorkloadEvent::DELETED, ++revision_, it->second};
     views_.erase(it);
+    deletions_.push_back(event);
+    if (deletions_.size() > options_.history) {
+      oldest_resumable_ = deletions_.front().revision;
+      deletions_.pop_front();
+    }
   } else {
     if (it != views_.end() && SameView(*it->second, *view)) return;
     view->revision = ++revision_;
+    view->added_revision = it == views_.end() ? revision_ : it->second->added_revision;
     view->summary = Summarize(*view);
     event = {it == views_.end() ? v1::WorkloadEvent::ADDED : v1::WorkloadEvent::MODIFIED, revision_,
              view};
     views_[key] = std::move(view);
   }
-  history_.push_back(event);
-  if (history_.size() > options_.history) history_.pop_front();
   for (const auto& [id, listener] : listeners_) listener(event);
 }
 
@@ -338,15 +378,25 @@ absl::StatusOr<WorkloadIndex::Subscription> WorkloadIndex::Subscribe(Listener li
   Subscription s;
   s.revision = revision_;
   if (resume_after != 0) {
-    uint64_t oldest = history_.empty() ? revision_ : history_.front().revision - 1;
-    if (resume_after < oldest || resume_after > revision_) {
-      return absl::OutOfRangeError(
-          absl::StrCat("revision ", resume_after, " is no longer in the daemon's history (", oldest,
-                       "..", revision_, "); watch again without resume_revision"));
+    if (resume_after < oldest_resumable_ || resume_after > revision_) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "revision ", resume_after, " is no longer in the daemon's history (", oldest_resumable_,
+          "..", revision_, "); watch again without resume_revision"));
     }
-    for (const WorkloadEvent& e : history_) {
-      if (e.revision > resume_after) s.backlog.push_back(e);
+    for (const WorkloadEvent& e : deletions_) {
+      if (e.revision > resume_after && e.view->added_revision <= resume_after) {
+        s.backlog.push_back(e);
+      }
     }
+    for (const auto& [key, view] : views_) {
+      if (view->revision <= resume_after) continue;
+      s.backlog.push_back({view->added_revision > resume_after ? v1::WorkloadEvent::ADDED
+                                                               : v1::WorkloadEvent::MODIFIED,
+                           view->revision, view});
+    }
+    std::sort(
+        s.backlog.begin(), s.backlog.end(),
+        [](const WorkloadEvent& a, const WorkloadEvent& b) { return a.revision < b.revision; });
   } else {
     for (const auto& [key, view] : views_) s.views.push_back(view);
   }

@@ -41,10 +41,16 @@ struct WorkloadView {
   // False when a covered workload controls this object (a Job of a JobSet):
   // it is listed under its owner.
   bool top_level = true;
-  // The revision that published this view.
+  // The revision that published this view, and the one that published the
+  // first view of this workload (its ADDED event).
   uint64_t revision = 0;
+  uint64_t added_revision = 0;
   // Resolved with every pod; absent when resolution failed (see error).
   std::shared_ptr<const workloadmap::v1::ResolvedWorkload> resolved;
+  // A ResolveWorkloadResponse of `resolved` without pods and without a
+  // revision, serialized: most ResolveWorkload calls answer with these
+  // bytes followed by the revision's field, without a copy of `resolved`.
+  std::string resolve_response_without_pods;
   absl::Status error;
   workloadmap::v1::WorkloadSummary summary;
 };
@@ -61,12 +67,16 @@ struct WorkloadEvent {
 // changed object if a definition covers its kind, and every covered object
 // up its controller chain), resolves those and publishes new views with a
 // revision. Reads (Get, List) are snapshot reads that run no expression.
-// Subscribers see every published change in revision order; a bounded
-// history lets them resume after a disconnect.
+// Subscribers see every published change in revision order. A subscriber
+// that resumes after a disconnect gets each workload's latest change since
+// its revision (intermediate states are skipped, as after a relist), which
+// the current views and a bounded list of deletions provide: memory does not
+// grow with the rate of change.
 class WorkloadIndex {
  public:
   struct Options {
-    // Events kept for resuming watches.
+    // Deletions remembered for resuming watches; resuming from before the
+    // oldest one forgotten is refused (OutOfRange).
     size_t history = 10000;
   };
   // Called on the resolver thread with each event; must not block.
@@ -103,8 +113,11 @@ class WorkloadIndex {
 
   // Registers `listener` for events after the current revision and returns
   // the current views with that revision, atomically. With a non-zero
-  // `resume_after` the listener instead gets the events after it (returned
-  // in *backlog; no views); OutOfRange when they left the history.
+  // `resume_after` it instead returns, in backlog and in revision order, the
+  // latest event of each workload changed after that revision: ADDED or
+  // MODIFIED with its current view, or DELETED (workloads both added and
+  // deleted since are left out); OutOfRange when a deletion after it has
+  // been forgotten, or the revision is ahead of the index.
   struct Subscription {
     int id = 0;
     uint64_t revision = 0;
@@ -151,16 +164,24 @@ class WorkloadIndex {
   bool busy_ = false;
   bool stopping_ = false;
 
-  // Views, history and listeners; publishing and subscribing hold it, so a
-  // subscriber misses no event and sees none twice.
+  // Views, deletions and listeners; publishing and subscribing hold it, so
+  // a subscriber misses no event and sees none twice.
   mutable std::mutex mu_;
   std::map<WorkloadKey, std::shared_ptr<const WorkloadView>> views_;
   uint64_t revision_ = 0;
-  std::deque<WorkloadEvent> history_;
+  // The last options_.history DELETED events, oldest first, and the newest
+  // revision resuming cannot start before (the last deletion forgotten).
+  std::deque<WorkloadEvent> deletions_;
+  uint64_t oldest_resumable_ = 0;
   std::map<int, Listener> listeners_;
   int next_listener_ = 1;
   Counters counters_;
 };
+
+// Copies `from` with at most `pod_limit` pods per component instance (0:
+// all), the unhealthy ones kept first, or with none unless include_pods.
+void CopyTrimmed(const workloadmap::v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
+                 workloadmap::v1::ResolvedWorkload* to);
 
 // The summary row of a resolved workload (ListWorkloads).
 workloadmap::v1::WorkloadSummary Summarize(const WorkloadView& view);

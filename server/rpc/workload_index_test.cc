@@ -30,6 +30,7 @@ namespace wm::rpc {
 namespace {
 
 namespace v1 = ::workloadmap::v1;
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
@@ -98,6 +99,10 @@ class MutableView : public kube::ClusterView {
   std::vector<std::pair<kube::Gvk, std::shared_ptr<const kube::Store>>> Stores() const override {
     std::lock_guard lock(mu_);
     return {stores_.begin(), stores_.end()};
+  }
+  uint64_t KindsGeneration() const override {
+    std::lock_guard lock(mu_);
+    return stores_.size();  // stores are only added
   }
   std::shared_ptr<kube::Store> MutableStore(const kube::Gvk& gvk) {
     std::lock_guard lock(mu_);
@@ -506,7 +511,7 @@ class WorkloadIndexHistoryTest : public WorkloadIndexTest {
   }
 };
 
-TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheEventsAfterTheRevision) {
+TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheLatestChangeOfEachWorkload) {
   FeedSeed();
   const uint64_t start = index_.revision();
   auto sub = index_.Subscribe(recorder_.Listener(), 0);
@@ -527,34 +532,31 @@ TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheEventsAfterTheRevision) {
   }
   EXPECT_EQ(index_.revision(), events.back().revision);
 
-  // The history keeps the last three. Resuming after the third event: the
-  // two after it.
+  // Resuming after the third event, or from before all five: the demo
+  // once, as it is now.
   Recorder resumed;
   auto resume = index_.Subscribe(resumed.Listener(), events[2].revision);
   ASSERT_TRUE(resume.ok()) << resume.status();
   EXPECT_THAT(resume->views, IsEmpty());
-  ASSERT_THAT(resume->backlog, SizeIs(2));
-  EXPECT_EQ(resume->backlog[0].revision, events[3].revision);
-  EXPECT_EQ(resume->backlog[0].view, events[3].view);
-  EXPECT_EQ(resume->backlog[1].revision, events[4].revision);
-  EXPECT_EQ(resume->backlog[1].view, events[4].view);
+  ASSERT_THAT(resume->backlog, SizeIs(1));
+  EXPECT_EQ(resume->backlog[0].type, v1::WorkloadEvent::MODIFIED);
+  EXPECT_EQ(resume->backlog[0].revision, events[4].revision);
+  EXPECT_EQ(resume->backlog[0].view, events[4].view);
   EXPECT_EQ(resume->revision, events[4].revision);
-  // Just before the oldest kept event: all three.
-  auto oldest = index_.Subscribe([](const WorkloadEvent&) {}, events[1].revision);
-  ASSERT_TRUE(oldest.ok()) << oldest.status();
-  ASSERT_THAT(oldest->backlog, SizeIs(3));
-  EXPECT_EQ(oldest->backlog[0].revision, events[2].revision);
-  index_.Unsubscribe(oldest->id);
+  auto from_start = index_.Subscribe([](const WorkloadEvent&) {}, start);
+  ASSERT_TRUE(from_start.ok()) << from_start.status();
+  ASSERT_THAT(from_start->backlog, SizeIs(1));
+  EXPECT_EQ(from_start->backlog[0].view, events[4].view);
+  index_.Unsubscribe(from_start->id);
   // At the current revision: nothing.
   auto current = index_.Subscribe([](const WorkloadEvent&) {}, index_.revision());
   ASSERT_TRUE(current.ok()) << current.status();
   EXPECT_THAT(current->backlog, IsEmpty());
   index_.Unsubscribe(current->id);
-
-  // Older than the history, or ahead of the index: OutOfRange.
-  auto too_old = index_.Subscribe([](const WorkloadEvent&) {}, events[0].revision);
+  // Before the index's first revision, or ahead of it: OutOfRange.
+  auto too_old = index_.Subscribe([](const WorkloadEvent&) {}, start - 1000);
   EXPECT_EQ(too_old.status().code(), absl::StatusCode::kOutOfRange) << too_old.status();
-  EXPECT_THAT(too_old.status().message(), HasSubstr(absl::StrCat(events[0].revision)));
+  EXPECT_THAT(too_old.status().message(), HasSubstr(absl::StrCat(start - 1000)));
   auto ahead = index_.Subscribe([](const WorkloadEvent&) {}, index_.revision() + 1);
   EXPECT_EQ(ahead.status().code(), absl::StatusCode::kOutOfRange);
 
@@ -580,6 +582,71 @@ TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheEventsAfterTheRevision) {
   Touch(8);
   EXPECT_THAT(resumed.Take(), IsEmpty());
   EXPECT_THAT(recorder_.Take(), SizeIs(1));
+}
+
+TEST_F(WorkloadIndexHistoryTest, ResumeReportsDeletionsWhileRemembered) {
+  FeedSeed();
+  // JobSets like the demo under other names; none has children.
+  auto jobset = [&](const std::string& name) {
+    Json copy = Find(seed_, "JobSet", "demo");
+    copy["metadata"]["name"] = name;
+    copy["metadata"]["uid"] = "uid-" + name;
+    return copy;
+  };
+  auto put = [&](const std::string& name) {
+    cluster_.Put(index_, jobset(name));
+    index_.WaitForIdle();
+    return index_.revision();
+  };
+  auto remove = [&](const std::string& name) {
+    cluster_.Delete(index_, jobset(name));
+    index_.WaitForIdle();
+    return index_.revision();
+  };
+  auto summary = [](const std::vector<WorkloadEvent>& backlog) {
+    std::vector<std::string> out;
+    for (const WorkloadEvent& e : backlog) {
+      out.push_back(absl::StrCat(v1::WorkloadEvent::Type_Name(e.type), " ", e.view->name));
+    }
+    return out;
+  };
+  const uint64_t start = index_.revision();
+  const uint64_t a_added = put("a");
+  put("b");
+  const uint64_t a_deleted = remove("a");
+  // After a was added: b added, then a deleted, in revision order.
+  auto after_a = index_.Subscribe([](const WorkloadEvent&) {}, a_added);
+  ASSERT_TRUE(after_a.ok()) << after_a.status();
+  EXPECT_THAT(summary(after_a->backlog), ElementsAre("ADDED b", "DELETED a"));
+  index_.Unsubscribe(after_a->id);
+  // Before a was added: a came and went, so only b.
+  auto before_a = index_.Subscribe([](const WorkloadEvent&) {}, start);
+  ASSERT_TRUE(before_a.ok()) << before_a.status();
+  EXPECT_THAT(summary(before_a->backlog), ElementsAre("ADDED b"));
+  index_.Unsubscribe(before_a->id);
+
+  // Three deletions are remembered: a fourth forgets a's, and resuming from
+  // before it is refused.
+  put("c");
+  put("d");
+  const uint64_t all_added = put("e");
+  remove("b");
+  remove("c");
+  remove("d");
+  EXPECT_EQ(index_.Subscribe([](const WorkloadEvent&) {}, a_added).status().code(),
+            absl::StatusCode::kOutOfRange);
+  EXPECT_EQ(index_.Subscribe([](const WorkloadEvent&) {}, a_deleted - 1).status().code(),
+            absl::StatusCode::kOutOfRange);
+  // From a's deletion on: b deleted; c and d came and went; e added.
+  auto from_forgotten = index_.Subscribe([](const WorkloadEvent&) {}, a_deleted);
+  ASSERT_TRUE(from_forgotten.ok()) << from_forgotten.status();
+  EXPECT_THAT(summary(from_forgotten->backlog), ElementsAre("ADDED e", "DELETED b"));
+  index_.Unsubscribe(from_forgotten->id);
+  auto after_forgotten = index_.Subscribe([](const WorkloadEvent&) {}, all_added);
+  ASSERT_TRUE(after_forgotten.ok()) << after_forgotten.status();
+  EXPECT_THAT(summary(after_forgotten->backlog),
+              ElementsAre("DELETED b", "DELETED c", "DELETED d"));
+  index_.Unsubscribe(after_forgotten->id);
 }
 
 TEST(WorkloadIndexErrorTest, FailingExpressionGivesAViewWithTheError) {

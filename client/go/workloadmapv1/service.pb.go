@@ -1231,7 +1231,9 @@ type WatchWorkloadsRequest struct {
 	Kinds         []string               `protobuf:"bytes,3,rep,name=kinds,proto3" json:"kinds,omitempty"`
 	LabelSelector string                 `protobuf:"bytes,4,opt,name=label_selector,json=labelSelector,proto3" json:"label_selector,omitempty"`
 	// Resume after this revision (from an event or a RESOURCE_EXHAUSTED
-	// error) without a new snapshot; 0 starts with a snapshot.
+	// error) without a new snapshot: each workload changed since comes once,
+	// at its latest state (ADDED, MODIFIED or DELETED), in revision order,
+	// then SYNCED. 0 starts with a snapshot.
 	ResumeRevision uint64 `protobuf:"varint,5,opt,name=resume_revision,json=resumeRevision,proto3" json:"resume_revision,omitempty"`
 	IncludePods    bool   `protobuf:"varint,6,opt,name=include_pods,json=includePods,proto3" json:"include_pods,omitempty"`
 	unknownFields  protoimpl.UnknownFields

@@ -1,0 +1,105 @@
+#include "server/rpc/kind_names.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace wm::rpc {
+
+using kube::Gvk;
+
+std::shared_ptr<const KindNames> KindNames::Build(const Cluster& cluster) {
+  auto names = std::make_shared<KindNames>();
+  names->cluster_name_ = cluster.name();
+  // The generation first: a kind added while we read counts as a change.
+  names->kinds_generation_ = cluster.view().KindsGeneration();
+  names->registry_ = cluster.definitions();
+  std::map<Gvk, bool> held;  // every kind, whether the cluster holds it
+  for (const auto& [gvk, store] : cluster.view().Stores()) held[gvk] = true;
+  if (names->registry_) {
+    for (const auto& def : names->registry_->All()) {
+      if (def->root.kind) {
+        held.try_emplace({def->root.kind->group, def->root.kind->version, def->root.kind->kind},
+                         false);
+      }
+    }
+  }
+  for (const auto& [gvk, is_held] : held) {
+    // The plural is guessed for clusters that do not know resources
+    // (snapshots) and for kinds the cluster does not serve.
+    Kind kind{gvk, cluster.Resource(gvk), absl::AsciiStrToLower(gvk.kind), is_held};
+    if (kind.plural.empty()) kind.plural = kind.singular + "s";
+    names->kinds_.push_back(std::move(kind));
+  }
+  return names;
+}
+
+bool KindNames::Current(const Cluster& cluster) const {
+  return cluster.view().KindsGeneration() == kinds_generation_ &&
+         cluster.definitions() == registry_;
+}
+
+const KindNames::Kind* KindNames::Find(const Gvk& gvk) const {
+  auto it = std::lower_bound(kinds_.begin(), kinds_.end(), gvk,
+                             [](const Kind& k, const Gvk& g) { return k.gvk < g; });
+  return it != kinds_.end() && it->gvk == gvk ? &*it : nullptr;
+}
+
+absl::StatusOr<Gvk> KindNames::Resolve(const workloadmap::v1::ObjectRef& ref,
+                                       absl::string_view field) const {
+  if (ref.kind().empty() && ref.resource().empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": kind or resource is required"));
+  }
+  std::string singular = absl::AsciiStrToLower(ref.resource());
+  std::vector<const Kind*> matches;
+  for (const Kind& k : kinds_) {
+    if (!ref.group().empty() && k.gvk.group != ref.group()) continue;
+    if (!ref.version().empty() && k.gvk.version != ref.version()) continue;
+    if (!ref.kind().empty() ? k.gvk.kind != ref.kind()
+                            : k.plural != ref.resource() && k.singular != singular) {
+      continue;
+    }
+    matches.push_back(&k);
+  }
+  std::string what =
+      ref.kind().empty() ? "resource \"" + ref.resource() + "\"" : "kind \"" + ref.kind() + "\"";
+  if (matches.empty()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(field, ": no definition covers ", what,
+                     ref.group().empty() ? "" : " in group \"" + ref.group() + "\"", " in cluster ",
+                     cluster_name_));
+  }
+  std::set<std::string> groups;
+  for (const Kind* k : matches) groups.insert(k->gvk.group);
+  if (groups.size() > 1) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what, " is in groups ",
+                                                   absl::StrJoin(groups, ", "), "; set group"));
+  }
+  for (const Kind* k : matches) {
+    if (k->held) return k->gvk;
+  }
+  return matches.front()->gvk;
+}
+
+bool KindNames::Matches(const Gvk& gvk, absl::string_view filter) const {
+  if (filter == gvk.kind || filter == absl::StrCat(gvk.group, "/", gvk.kind)) return true;
+  const Kind* kind = Find(gvk);
+  if (kind == nullptr) return false;
+  for (const std::string& name : {kind->plural, kind->singular}) {
+    if (filter == name || filter == absl::StrCat(name, ".", gvk.group)) return true;
+  }
+  return false;
+}
+
+std::shared_ptr<const KindNames> KindNamesCache::For(const Cluster& cluster) {
+  std::unique_lock lock(mu_);
+  std::shared_ptr<const KindNames>& names = names_[&cluster];
+  if (!names || !names->Current(cluster)) names = KindNames::Build(cluster);
+  return names;
+}
+
+}  // namespace wm::rpc
