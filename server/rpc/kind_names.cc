@@ -33,6 +33,10 @@ std::shared_ptr<const KindNames> KindNames::Build(const Cluster& cluster) {
     // (snapshots) and for kinds the cluster does not serve.
     Kind kind{gvk, cluster.Resource(gvk), absl::AsciiStrToLower(gvk.kind), is_held};
     if (kind.plural.empty()) kind.plural = kind.singular + "s";
+    size_t index = names->kinds_.size();
+    names->by_kind_[kind.gvk.kind].push_back(index);
+    names->by_resource_[kind.plural].push_back(index);
+    if (kind.singular != kind.plural) names->by_resource_[kind.singular].push_back(index);
     names->kinds_.push_back(std::move(kind));
   }
   return names;
@@ -54,15 +58,28 @@ absl::StatusOr<Gvk> KindNames::Resolve(const workloadmap::v1::ObjectRef& ref,
   if (ref.kind().empty() && ref.resource().empty()) {
     return absl::InvalidArgumentError(absl::StrCat(field, ": kind or resource is required"));
   }
-  std::string singular = absl::AsciiStrToLower(ref.resource());
+  // Candidates by kind, or by resource as kubectl takes it: the plural
+  // ("jobsets") or the singular in any case ("JobSet").
+  std::vector<size_t> candidates;
+  auto add = [&](const auto& index, const std::string& key) {
+    if (auto it = index.find(key); it != index.end()) {
+      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
+    }
+  };
+  if (!ref.kind().empty()) {
+    add(by_kind_, ref.kind());
+  } else {
+    std::string singular = absl::AsciiStrToLower(ref.resource());
+    add(by_resource_, ref.resource());
+    if (singular != ref.resource()) add(by_resource_, singular);
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  }
   std::vector<const Kind*> matches;
-  for (const Kind& k : kinds_) {
+  for (size_t i : candidates) {
+    const Kind& k = kinds_[i];
     if (!ref.group().empty() && k.gvk.group != ref.group()) continue;
     if (!ref.version().empty() && k.gvk.version != ref.version()) continue;
-    if (!ref.kind().empty() ? k.gvk.kind != ref.kind()
-                            : k.plural != ref.resource() && k.singular != singular) {
-      continue;
-    }
     matches.push_back(&k);
   }
   std::string what =

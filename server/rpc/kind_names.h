@@ -48,6 +48,8 @@ class KindNames {
   std::shared_ptr<const definitions::Registry> registry_;
   uint64_t kinds_generation_ = 0;
   std::vector<Kind> kinds_;  // sorted by gvk
+  // Indexes into kinds_, ascending, by kind and by plural or singular.
+  absl::flat_hash_map<std::string, std::vector<size_t>> by_kind_, by_resource_;
 };
 
 // The KindNames of each cluster, built on first use and again when they
