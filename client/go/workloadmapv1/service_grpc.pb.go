@@ -5,7 +5,8 @@
 // Errors: NOT_FOUND (no such object), FAILED_PRECONDITION (no definition
 // covers the kind, or two do), INVALID_ARGUMENT (bad request or object; the
 // message names the field), UNAVAILABLE (the cache has not synced that kind
-// yet; retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (a watch that fell
+// yet, or, for ListWorkloads and WatchWorkloads, the daemon is not ready;
+// retry), DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED (a watch that fell
 // behind; resume from the revision in the message), OUT_OF_RANGE (a resume
 // revision older than the daemon's history; watch again without one).
 
