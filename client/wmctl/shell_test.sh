@@ -11,11 +11,11 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="$(cd "${1:?build directory}" && pwd)"
 wmctl="$build/bin/wmctl"
+# shellcheck source=../../integration_tests/lib.sh
+source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wmctl-shell-test.XXXXXX)
-pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_daemons
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -23,31 +23,12 @@ trap cleanup EXIT
 unset WM_ADDRESS WMCTL_CONFIG WMCTL_CLUSTER WMCTL_NAMESPACE WMCTL_OUTPUT
 export XDG_CONFIG_HOME="$work/xdg"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-start_daemon() {  # start_daemon LOG ARGS...
-  local log=$1
-  shift
-  "$build/bin/workloadmapd" --metrics-address off --shutdown-grace 0s "$@" 2>"$log" &
-  pids+=($!)
-  local pid=$!
-  for _ in $(seq 300); do
-    grep -q ' INFO ready ' "$log" && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "workloadmapd exited"; }
-    sleep 0.1
-  done
-  cat "$log"
-  fail "workloadmapd did not become ready"
-}
-
 mkdir -p "$work/manifests"
 cp "$repo/integration_tests/seed/cluster-state.yaml" "$here/testdata/snapshot/trainer.yaml" \
   "$work/manifests/"
 port=$(free_port)
-start_daemon "$work/plain.log" --snapshot "$work/manifests" --listen "127.0.0.1:$port" \
-  --definitions "$here/testdata/definitions"
+start_daemon "$work/plain.log" --shutdown-grace 0s --snapshot "$work/manifests" \
+  --listen "127.0.0.1:$port" --definitions "$here/testdata/definitions"
 
 # --- The scripts parse ---------------------------------------------------------
 for shell in bash zsh fish; do
@@ -138,8 +119,8 @@ expect_get() {  # expect_get CODE ARGS...: wmctl get -o json ARGS..., exit CODE
 }
 
 port=$(free_port)
-start_daemon "$work/tls.log" --snapshot "$work/manifests" --listen "127.0.0.1:$port" \
-  --tls-cert "$pki/server.crt" --tls-key "$pki/server.key"
+start_daemon "$work/tls.log" --shutdown-grace 0s --snapshot "$work/manifests" \
+  --listen "127.0.0.1:$port" --tls-cert "$pki/server.crt" --tls-key "$pki/server.key"
 export WM_ADDRESS="127.0.0.1:$port"
 expect_get 0 --tls-ca "$pki/ca.crt"
 expect_get 0 --tls-ca "$pki/ca.crt" --tls-server-name localhost
@@ -150,8 +131,8 @@ expect_get 2 --tls-ca "$pki/missing.crt"
 echo "ok: TLS"
 
 port=$(free_port)
-start_daemon "$work/mtls.log" --snapshot "$work/manifests" --listen "127.0.0.1:$port" \
-  --tls-cert "$pki/server.crt" --tls-key "$pki/server.key" \
+start_daemon "$work/mtls.log" --shutdown-grace 0s --snapshot "$work/manifests" \
+  --listen "127.0.0.1:$port" --tls-cert "$pki/server.crt" --tls-key "$pki/server.key" \
   --tls-client-ca "$pki/ca.crt" --tls-require-client-cert
 export WM_ADDRESS="127.0.0.1:$port"
 expect_get 1 --tls-ca "$pki/ca.crt"  # no client certificate

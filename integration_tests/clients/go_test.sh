@@ -15,40 +15,25 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 testbed="${1:?testbed directory}"
 build="$(cd "${2:?build directory}" && pwd)"
+# shellcheck source=../lib.sh
+source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wm-go-client.XXXXXX)
 ns=go-client-$RANDOM
 jobsets=(demo demo-b demo-c)
-pids=()
 namespace_created=0
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_daemons
   if ((namespace_created)); then
-    for name in "${jobsets[@]}"; do
-      "$repo/integration_tests/seed/delete-demo.sh" --namespace "$ns" --name "$name" >/dev/null 2>&1 &
-    done
-    wait 2>/dev/null || true
-    kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
-    # No namespace controller runs in the testbed: finalize it ourselves.
-    kubectl get namespace "$ns" -o json 2>/dev/null | jq '.spec.finalizers = []' |
-      kubectl replace --raw "/api/v1/namespaces/$ns/finalize" -f - >/dev/null 2>&1 || true
+    delete_demos "$ns" "${jobsets[@]}"
+    delete_namespace "$ns"
   fi
   rm -rf "$work"
 }
 trap cleanup EXIT
-set -a
-# shellcheck disable=SC1091
-source "$testbed/env"
-set +a
-export PATH="$WM_TESTBED_BIN:$PATH"
+source_testbed "$testbed"
 go="${GO:-$(command -v go || echo /usr/local/go/bin/go)}"
 [[ -x "$go" ]] || { echo "go_test.sh: no go toolchain (set GO=)" >&2; exit 1; }
 export GOTOOLCHAIN=local GOFLAGS="-mod=readonly -buildvcs=false"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 start=$SECONDS
 
 # --- Static checks -----------------------------------------------------------
@@ -62,26 +47,12 @@ echo "ok: generated code current, gofmt and go vet clean"
 # --- The seed JobSets and the daemon ----------------------------------------
 kubectl create namespace "$ns" >/dev/null
 namespace_created=1
-seeders=()
-for name in "${jobsets[@]}"; do
-  "$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name "$name" >"$work/seed-$name.log" 2>&1 &
-  seeders+=($!)
-done
-for i in "${!seeders[@]}"; do
-  wait "${seeders[$i]}" || { cat "$work/seed-${jobsets[$i]}.log"; fail "create-demo.sh --name ${jobsets[$i]}"; }
-done
+create_demos "$ns" "$work" "${jobsets[@]}"
+wait_demos
 port=$(free_port)
 socket="$work/wm.sock"
-"$build/bin/workloadmapd" --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$port" --listen "unix:$socket" \
-  --metrics-address off 2>"$work/daemon.log" &
-daemon=$!
-pids+=("$daemon")
-for _ in $(seq 300); do
-  grep -q ' INFO ready ' "$work/daemon.log" && break
-  kill -0 "$daemon" 2>/dev/null || { cat "$work/daemon.log"; fail "workloadmapd exited"; }
-  sleep 0.2
-done
-grep -q ' INFO ready ' "$work/daemon.log" || { cat "$work/daemon.log"; fail "workloadmapd did not become ready"; }
+start_daemon "$work/daemon.log" --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$port" \
+  --listen "unix:$socket"
 
 # --- go test: unit tests, and the integration tests against the daemon --------
 # -v shows each test; a skipped integration test means the environment

@@ -17,62 +17,28 @@ testbed="${1:?testbed directory}"
 build="$(cd "${2:?build directory}" && pwd)"
 python="${WM_PYTHON:-python3}"
 venv="$HOME/.cache/workloadmap-tools/python-client-venv"
+# shellcheck source=../lib.sh
+source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wm-python-client.XXXXXX)
 ns=pyclient-$RANDOM
 demos=(demo demo-b demo-c)
-pids=()
 ns_created=0
-set -a
-# shellcheck disable=SC1091
-source "$testbed/env"
-set +a
-export PATH="$WM_TESTBED_BIN:$PATH"
+source_testbed "$testbed"
 
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_daemons
   if ((ns_created)); then
-    for demo in "${demos[@]}"; do
-      "$repo/integration_tests/seed/delete-demo.sh" --namespace "$ns" --name "$demo" 2>/dev/null &
-    done
-    wait 2>/dev/null || true
-    # No namespace controller runs in the testbed: once empty, the namespace
-    # is finalized here, as that controller would.
-    kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
-    kubectl get namespace "$ns" -o json 2>/dev/null | jq '.spec.finalizers = []' |
-      kubectl replace --raw "/api/v1/namespaces/$ns/finalize" -f - >/dev/null 2>&1 || true
+    delete_demos "$ns" "${demos[@]}"
+    delete_namespace "$ns"
   fi
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() {
-  "$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-start_daemon() {  # start_daemon LOG ARGS...
-  local log=$1
-  shift
-  "$build/bin/workloadmapd" --metrics-address off "$@" 2>"$log" &
-  pids+=($!)
-  local pid=$!
-  for _ in $(seq 300); do
-    grep -q ' INFO ready ' "$log" && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "workloadmapd exited"; }
-    sleep 0.2
-  done
-  cat "$log"
-  fail "workloadmapd did not become ready"
-}
-
 # --- The demos (in the background: they take a few seconds each) ----------
 kubectl create namespace "$ns" >/dev/null
 ns_created=1
-demo_pids=()
-for demo in "${demos[@]}"; do
-  "$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name "$demo" >"$work/$demo.log" 2>&1 &
-  demo_pids+=($!)
-done
+create_demos "$ns" "$work" "${demos[@]}"
 
 # --- A fresh install of the package -----------------------------------------
 "$python" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || fail "$python is older than 3.11"
@@ -112,9 +78,7 @@ echo "ok: pip install client/python[test,lint] ($((SECONDS - start))s)"
 ) || fail "ruff (fix with: ruff format client/python && ruff check --fix client/python)"
 echo "ok: ruff"
 
-for i in "${!demos[@]}"; do
-  wait "${demo_pids[$i]}" || { cat "$work/${demos[$i]}.log"; fail "create-demo.sh --name ${demos[$i]}"; }
-done
+wait_demos
 
 # --- The daemon, on TCP and a Unix socket -----------------------------------
 port=$(free_port)

@@ -11,38 +11,15 @@ repo="$(cd "$here/../.." && pwd)"
 testbed="${1:?testbed directory}"
 build="$(cd "${2:?build directory}" && pwd)"
 grpcurl=$("$repo/scripts/build-grpcurl")
+# shellcheck source=../lib.sh
+source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wm-grpcurl.XXXXXX)
-pids=()
 cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
+  stop_daemons
   rm -rf "$work"
 }
 trap cleanup EXIT
-set -a
-# shellcheck disable=SC1091
-source "$testbed/env"
-set +a
-export PATH="$WM_TESTBED_BIN:$PATH"
-
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-start_daemon() {  # start_daemon LOG ARGS...
-  local log=$1
-  shift
-  "$build/bin/workloadmapd" --metrics-address off "$@" 2>"$log" &
-  pids+=($!)
-  local pid=$!
-  for _ in $(seq 300); do
-    grep -q ' INFO ready ' "$log" && return 0
-    kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "workloadmapd exited"; }
-    sleep 0.2
-  done
-  cat "$log"
-  fail "workloadmapd did not become ready"
-}
+source_testbed "$testbed"
 
 # --- Reflection against the real apiserver ---------------------------------
 ns=grpcurl-$RANDOM

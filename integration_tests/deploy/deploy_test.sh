@@ -24,12 +24,10 @@ repo="$(cd "$here/../.." && pwd)"
 testbed="$(cd "${1:?testbed directory}" && pwd)"
 build="$(cd "${2:?build directory}" && pwd)"
 grpcurl=$("$repo/scripts/build-grpcurl")
+# shellcheck source=../lib.sh
+source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wm-deploy.XXXXXX)
-set -a
-# shellcheck disable=SC1091
-source "$testbed/env"
-set +a
-export PATH="$WM_TESTBED_BIN:$PATH"
+source_testbed "$testbed"
 
 ns="deploy-test-$$-$RANDOM"
 suffix="-$ns"
@@ -42,13 +40,9 @@ cleanup() {
     wait "$daemon_pid" 2>/dev/null || true
   fi
   if kubectl get namespace "$ns" >/dev/null 2>&1; then
-    "$repo/integration_tests/seed/delete-demo.sh" --namespace "$ns" >/dev/null 2>&1 || true
+    delete_demos "$ns" demo
     kubectl delete serviceaccount -n "$ns" -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null || true
-    kubectl delete namespace "$ns" --wait=false >/dev/null || true
-    # No namespace controller runs in the testbed: finalize it ourselves
-    # (its objects are deleted above).
-    kubectl get namespace "$ns" -o json 2>/dev/null | jq '.spec.finalizers = []' |
-      kubectl replace --raw "/api/v1/namespaces/$ns/finalize" -f - >/dev/null 2>&1 || true
+    delete_namespace "$ns"
   fi
   kubectl delete clusterrolebinding,clusterrole -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null ||
     true
@@ -57,10 +51,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
 # Objects of a kustomize output, as a JSON array.
 to_json() { kubectl create --dry-run=client -o json -f - | jq -s .; }
 # retarget NAME RESOURCE [COMPONENT]: kustomize output of deploy/RESOURCE
@@ -162,12 +152,7 @@ metrics_port=$(free_port)
 "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" --listen "127.0.0.1:$port" \
   --metrics-address "127.0.0.1:$metrics_port" 2>"$work/daemon.log" &
 daemon_pid=$!
-for _ in $(seq 300); do
-  grep -q ' INFO ready ' "$work/daemon.log" && break
-  kill -0 "$daemon_pid" 2>/dev/null || { cat "$work/daemon.log" >&2; fail "workloadmapd exited"; }
-  sleep 0.2
-done
-grep -q ' INFO ready ' "$work/daemon.log" || { cat "$work/daemon.log" >&2; fail "workloadmapd not ready"; }
+wait_ready "$work/daemon.log" "$daemon_pid"
 curl -fsS "http://127.0.0.1:$metrics_port/debug/cache" | jq '.[keys[0]]' >"$work/cache.json"
 # Every kind the testbed serves is listed and watched; Secrets are refused.
 jq -e 'to_entries | map(select(.value.served)) |
