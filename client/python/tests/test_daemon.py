@@ -8,11 +8,12 @@ each, all Running and Ready) and starts the daemon; see conftest.py.
 from __future__ import annotations
 
 import collections
+import contextlib
 import pathlib
 import shutil
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import grpc
 import pytest
@@ -153,6 +154,24 @@ def wait_ready_workers(client: Client, namespace: str, name: str, want: int) -> 
         time.sleep(0.05)
 
 
+def last_demo_worker(
+    client: Client, namespace: str, demos: list[str], index: int
+) -> tuple[str, str]:
+    """The last demo JobSet's name, and the name of its worker pod number index."""
+    target = demos[-1]
+    return target, pods_of(client, namespace, target)["worker"][index]
+
+
+@contextlib.contextmanager
+def unready(set_pod_ready: Callable[[str, bool], None], pod: str) -> Iterator[None]:
+    """The pod is not Ready inside the block, and Ready again after it, however it ends."""
+    try:
+        set_pod_ready(pod, False)
+        yield
+    finally:
+        set_pod_ready(pod, True)
+
+
 def test_watch_snapshot_then_changes(
     unix_address: str,
     namespace: str,
@@ -160,23 +179,19 @@ def test_watch_snapshot_then_changes(
     set_pod_ready: Callable[[str, bool], None],
     read_events: Callable[[Watch], EventReader],
 ) -> None:
-    target = demos[-1]
     with Client(unix_address) as client:
-        worker = pods_of(client, namespace, target)["worker"][0]
+        target, worker = last_demo_worker(client, namespace, demos, 0)
         events = read_events(client.watch(namespace))
         snapshot = events.until(lambda e: e.type == WatchEventType.SYNCED)
         assert [e.type for e in snapshot[:-1]] == [WatchEventType.ADDED] * len(demos)
         assert sorted(e.workload.ref.name for e in snapshot[:-1]) == sorted(demos)
         synced = snapshot[-1].revision
-        try:
-            set_pod_ready(worker, False)
+        with unready(set_pod_ready, worker):
             change = events.next()
             assert change.type == WatchEventType.MODIFIED
             assert change.workload.ref.name == target
             assert change.revision > synced
             assert ready_workers(change.workload) == 1
-        finally:
-            set_pod_ready(worker, True)
         back = events.until(
             lambda e: e.type == WatchEventType.MODIFIED and ready_workers(e.workload) == 2
         )
@@ -193,20 +208,16 @@ def test_watch_resumes_without_a_snapshot(
     set_pod_ready: Callable[[str, bool], None],
     read_events: Callable[[Watch], EventReader],
 ) -> None:
-    target = demos[-1]
     with Client(tcp_address) as client:
-        worker = pods_of(client, namespace, target)["worker"][1]
+        target, worker = last_demo_worker(client, namespace, demos, 1)
         first = read_events(client.watch(namespace))
         first.until(lambda e: e.type == WatchEventType.SYNCED)
         first.close()
         left_at = first.watch.resume_revision
-        try:
-            set_pod_ready(worker, False)  # while nobody watches
+        with unready(set_pod_ready, worker):  # while nobody watches
             wait_ready_workers(client, namespace, target, 1)
             resumed = read_events(client.watch(namespace, resume_revision=left_at))
             backlog = resumed.until(lambda e: e.type == WatchEventType.SYNCED)
-        finally:
-            set_pod_ready(worker, True)
     # Only what changed since: no ADDED snapshot, no RESET.
     assert backlog[0].type == WatchEventType.MODIFIED, backlog
     assert all(e.type == WatchEventType.MODIFIED for e in backlog[:-1])
