@@ -185,6 +185,10 @@ class CachedObject::Pool {
     std::unique_lock lock(mu_);
     if (auto it = map_.find(text); it != map_.end()) {
       if (Fragment existing = it->second.lock()) return existing;
+      // Expired: its last holder is releasing it (Release waits for the
+      // lock). Erase rather than overwrite the entry: the key views the
+      // expiring Text, which Release is about to delete.
+      map_.erase(it);
     }
     auto* value = new Text{std::move(text), {}};
     if (owners_from != nullptr) value->owners = ReadOwners(*owners_from);

@@ -75,8 +75,8 @@ struct WorkloadEvent {
 class WorkloadIndex {
  public:
   struct Options {
-    // Deletions remembered for resuming watches; resuming from before the
-    // oldest one forgotten is refused (OutOfRange).
+    // Deletions of top-level workloads remembered for resuming watches;
+    // resuming from before the last one forgotten is refused (OutOfRange).
     size_t history = 10000;
   };
   // Called on the resolver thread with each event; must not block.
@@ -115,9 +115,10 @@ class WorkloadIndex {
   // the current views with that revision, atomically. With a non-zero
   // `resume_after` it instead returns, in backlog and in revision order, the
   // latest event of each workload changed after that revision: ADDED or
-  // MODIFIED with its current view, or DELETED (workloads both added and
-  // deleted since are left out); OutOfRange when a deletion after it has
-  // been forgotten, or the revision is ahead of the index.
+  // MODIFIED with its current view, or DELETED (top-level workloads only,
+  // the ones watches carry; workloads both added and deleted since are left
+  // out); OutOfRange when a deletion after it has been forgotten, or the
+  // revision is ahead of the index.
   struct Subscription {
     int id = 0;
     uint64_t revision = 0;
@@ -169,8 +170,9 @@ class WorkloadIndex {
   mutable std::mutex mu_;
   std::map<WorkloadKey, std::shared_ptr<const WorkloadView>> views_;
   uint64_t revision_ = 0;
-  // The last options_.history DELETED events, oldest first, and the newest
-  // revision resuming cannot start before (the last deletion forgotten).
+  // The last options_.history DELETED events of top-level workloads, oldest
+  // first, and the newest revision resuming cannot start before (the last
+  // deletion forgotten).
   std::deque<WorkloadEvent> deletions_;
   uint64_t oldest_resumable_ = 0;
   std::map<int, Listener> listeners_;

@@ -647,6 +647,21 @@ TEST_F(WorkloadIndexHistoryTest, ResumeReportsDeletionsWhileRemembered) {
   EXPECT_THAT(summary(after_forgotten->backlog),
               ElementsAre("DELETED b", "DELETED c", "DELETED d"));
   index_.Unsubscribe(after_forgotten->id);
+
+  // A pod of the demo deleted: watches never carry objects inside a
+  // workload, so its deletion is not remembered and forgets nothing.
+  const uint64_t before_pod = index_.revision();
+  cluster_.Delete(index_, Find(seed_, "Pod", kPods[0]));
+  index_.WaitForIdle();
+  auto after_pod = index_.Subscribe([](const WorkloadEvent&) {}, before_pod);
+  ASSERT_TRUE(after_pod.ok()) << after_pod.status();
+  EXPECT_THAT(summary(after_pod->backlog), ::testing::Contains("MODIFIED demo"));
+  EXPECT_THAT(summary(after_pod->backlog),
+              ::testing::Each(::testing::Not(::testing::StartsWith("DELETED"))));
+  index_.Unsubscribe(after_pod->id);
+  auto still = index_.Subscribe([](const WorkloadEvent&) {}, a_deleted);
+  ASSERT_TRUE(still.ok()) << still.status();
+  index_.Unsubscribe(still->id);
 }
 
 TEST(WorkloadIndexErrorTest, FailingExpressionGivesAViewWithTheError) {
