@@ -100,20 +100,26 @@ absl::StatusOr<std::shared_ptr<const definitions::CompiledDefinition>> Definitio
   return def.status();
 }
 
-// The published view of a workload target, resolving it now when the
-// resolver has not reached it yet.
-absl::StatusOr<std::shared_ptr<const WorkloadView>> ViewOf(WorkloadIndex& index, const Target& t) {
+// The view the index has published for a target, or null when it has none:
+// an object inside a workload (a JobSet's Job, a Job's pod), which the index
+// does not keep, or one the resolver has not reached yet. Runs no expression.
+absl::StatusOr<std::shared_ptr<const WorkloadView>> PublishedViewOf(const WorkloadIndex& index,
+                                                                    const Target& t) {
   if (absl::Status s = DefinitionFor(*t.cluster, t.gvk).status(); !s.ok()) return s;
-  WorkloadKey key{t.cluster->name(), t.gvk, t.key};
-  std::shared_ptr<const WorkloadView> view = index.Get(key);
-  if (!view) {
-    auto object = CachedObjectOf(t);
-    if (!object.ok()) return object.status();
-    auto resolved = index.ResolveNow(key);
-    if (!resolved.ok()) return resolved.status();
-    view = *resolved;
-  }
-  if (!view->error.ok()) return view->error;
+  std::shared_ptr<const WorkloadView> view = index.Get({t.cluster->name(), t.gvk, t.key});
+  if (view && !view->error.ok()) return view->error;
+  return view;
+}
+
+// A target resolved now, outside the index: for targets without a
+// published view. Evaluates expressions, so it runs on the work pool.
+absl::StatusOr<std::shared_ptr<const WorkloadView>> ResolvedViewOf(WorkloadIndex& index,
+                                                                   const Target& t) {
+  auto object = CachedObjectOf(t);
+  if (!object.ok()) return object.status();
+  auto view = index.ResolveNow({t.cluster->name(), t.gvk, t.key});
+  if (!view.ok()) return view.status();
+  if (!(*view)->error.ok()) return (*view)->error;
   return view;
 }
 
@@ -382,6 +388,23 @@ grpc::ServerUnaryReactor* WorkloadMapService::RunHere(grpc::CallbackServerContex
   return reactor;
 }
 
+grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(
+    grpc::CallbackServerContext* context, const char* method, ViewOrError published,
+    std::function<ViewOrError()> resolve,
+    std::function<absl::Status(const WorkloadView&)> respond) {
+  if (!published.ok() || *published) {
+    return RunHere(context, method, [&]() -> absl::Status {
+      if (!published.ok()) return published.status();
+      return respond(**published);
+    });
+  }
+  return Offload(context, method, [resolve, respond]() -> absl::Status {
+    ViewOrError view = resolve();
+    if (!view.ok()) return view.status();
+    return respond(**view);
+  });
+}
+
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* request_bytes,
                                                               grpc::ByteBuffer* response_bytes) {
@@ -408,30 +431,32 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServ
       return SerializeMessage(response, response_bytes);
     });
   }
-  return RunHere(context, kMethod, [&]() -> absl::Status {
-    if (!request->has_ref()) return absl::InvalidArgumentError("ref or inline is required");
-    auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
-    if (!target.ok()) return target.status();
-    if (request->top_owner()) {
-      target = TopOwnerOf(*target);
-      if (!target.ok()) return target.status();
-    }
-    auto view = ViewOf(index_, *target);
-    if (!view.ok()) return view.status();
+  if (!request->has_ref()) {
+    return RunHere(context, kMethod,
+                   [] { return absl::InvalidArgumentError("ref or inline is required"); });
+  }
+  auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
+  if (target.ok() && request->top_owner()) target = TopOwnerOf(*target);
+  auto respond = [this, request, response_bytes](const WorkloadView& view) -> absl::Status {
     v1::ResolveWorkloadResponse response;
-    response.set_revision((*view)->revision);
+    // A view resolved on request was computed at the current revision.
+    response.set_revision(view.revision != 0 ? view.revision : index_.revision());
     if (!request->include_pods()) {
       // The cached bytes, then the revision: fields of a message may come
       // in any order and concatenated serializations merge.
       std::string revision = response.SerializeAsString();
-      grpc::Slice slices[] = {grpc::Slice((*view)->resolve_response_without_pods),
+      grpc::Slice slices[] = {grpc::Slice(view.resolve_response_without_pods),
                               grpc::Slice(revision)};
       *response_bytes = grpc::ByteBuffer(slices, 2);
       return absl::OkStatus();
     }
-    CopyTrimmed(*(*view)->resolved, true, request->pod_limit(), response.mutable_workload());
+    CopyTrimmed(*view.resolved, true, request->pod_limit(), response.mutable_workload());
     return SerializeMessage(response, response_bytes);
-  });
+  };
+  if (!target.ok()) return RunHere(context, kMethod, [&] { return target.status(); });
+  return AnswerWithView(
+      context, kMethod, PublishedViewOf(index_, *target),
+      [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,
@@ -578,22 +603,18 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
       return absl::OkStatus();
     });
   }
-  return RunHere(context, kMethod, [&]() -> absl::Status {
-    bool for_pod = request->has_pod();
-    if (!for_pod && !request->has_workload()) {
+  bool for_pod = request->has_pod();
+  if (!for_pod && !request->has_workload()) {
+    return RunHere(context, kMethod, [] {
       return absl::InvalidArgumentError("pod, workload or inline_pod is required");
-    }
-    v1::ObjectRef ref = for_pod ? request->pod() : request->workload();
-    if (for_pod && ref.kind().empty() && ref.resource().empty()) ref.set_kind("Pod");
-    auto target = FindTarget(index_, kind_names_, ref, for_pod ? "pod" : "workload");
-    if (!target.ok()) return target.status();
-    if (for_pod) {
-      target = TopOwnerOf(*target);
-      if (!target.ok()) return target.status();
-    }
-    auto view = ViewOf(index_, *target);
-    if (!view.ok()) return view.status();
-    const v1::ResolvedWorkload& resolved = *(*view)->resolved;
+    });
+  }
+  v1::ObjectRef ref = for_pod ? request->pod() : request->workload();
+  if (for_pod && ref.kind().empty() && ref.resource().empty()) ref.set_kind("Pod");
+  auto target = FindTarget(index_, kind_names_, ref, for_pod ? "pod" : "workload");
+  if (target.ok() && for_pod) target = TopOwnerOf(*target);
+  auto respond = [for_pod, ref, response](const WorkloadView& view) -> absl::Status {
+    const v1::ResolvedWorkload& resolved = *view.resolved;
     *response->mutable_gang() = resolved.gang();
     *response->mutable_top_owner() = resolved.ref();
     if (!for_pod) return absl::OkStatus();
@@ -606,7 +627,11 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
                                               " yet"));
     }
     return absl::OkStatus();
-  });
+  };
+  if (!target.ok()) return RunHere(context, kMethod, [&] { return target.status(); });
+  return AnswerWithView(
+      context, kMethod, PublishedViewOf(index_, *target),
+      [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(

@@ -87,6 +87,15 @@ class WorkloadMapService final
   // its deadline.
   grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, const char* method,
                                     std::function<absl::Status()> work);
+  // Finishes a call with respond(view) of a workload: on the calling thread
+  // when `published` holds the index's view (or an error), else on the pool
+  // with the view `resolve` computes (an object inside a workload, which the
+  // index does not keep, or one the resolver has not reached yet).
+  using ViewOrError = absl::StatusOr<std::shared_ptr<const WorkloadView>>;
+  grpc::ServerUnaryReactor* AnswerWithView(
+      grpc::CallbackServerContext* context, const char* method, ViewOrError published,
+      std::function<ViewOrError()> resolve,
+      std::function<absl::Status(const WorkloadView&)> respond);
   // Runs `work` on the calling thread and finishes the call with its
   // status: for work that neither evaluates expressions nor calls the
   // apiserver (cached reads, argument checks).

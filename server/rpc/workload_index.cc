@@ -175,6 +175,16 @@ bool WorkloadIndex::Covered(const Cluster& cluster, const kube::Gvk& gvk) const 
   return def.ok() || !absl::IsNotFound(def.status());
 }
 
+bool WorkloadIndex::InsideCoveredWorkload(const Cluster& cluster,
+                                          const kube::CachedObject& object) const {
+  bool inside = false;
+  cluster.view().ForEachControllerOwner(object, [&](const kube::ClusterView::Found& owner) {
+    inside = Covered(cluster, owner.gvk);
+    return !inside;
+  });
+  return inside;
+}
+
 void WorkloadIndex::Affected(const Pending& change, std::vector<WorkloadKey>* out) const {
   const Cluster* cluster = FindCluster(change.cluster);
   if (cluster == nullptr || !change.object) return;
@@ -232,7 +242,11 @@ void WorkloadIndex::Run() {
       Cluster* cluster = FindCluster(key.cluster);
       auto store = cluster->view().StoreFor(key.gvk);
       auto object = store ? store->Get(key.key) : nullptr;
-      if (!object || !Covered(*cluster, key.gvk)) {
+      if (!object || !Covered(*cluster, key.gvk) || InsideCoveredWorkload(*cluster, *object)) {
+        // Gone, not covered, or inside a covered workload (a JobSet's Jobs,
+        // a Job's pods): only the workloads at the top are kept, the rest
+        // is resolved on request (ResolveNow). Watches and lists carry the
+        // top only, and a cluster's pods would otherwise each hold a view.
         Publish(key, nullptr);
       } else {
         Publish(key, Resolve(*cluster, key.gvk, std::move(object)));
@@ -270,12 +284,7 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
       if (v.is_string()) view->labels[k] = v.get<std::string>();
     }
   }
-  // Listed under a covered owner, if it has one.
-  cluster.view().ForEachControllerOwner(*object, [&](const kube::ClusterView::Found& owner) {
-    if (!Covered(cluster, owner.gvk)) return true;
-    view->top_level = false;
-    return false;
-  });
+  view->top_level = !InsideCoveredWorkload(cluster, *object);
 
   auto def = cluster.definitions()->ForKind(ToDefinitionGvk(gvk));
   if (!def.ok()) {

@@ -39,7 +39,8 @@ struct WorkloadView {
   std::string namespace_, name, uid, creation_timestamp;
   std::map<std::string, std::string> labels;
   // False when a covered workload controls this object (a Job of a JobSet):
-  // it is listed under its owner.
+  // it belongs under its owner. The index publishes top-level views only;
+  // others come from ResolveNow.
   bool top_level = true;
   // The revision that published this view, and the one that published the
   // first view of this workload (its ADDED event).
@@ -66,7 +67,10 @@ struct WorkloadEvent {
 // resolver thread coalesces them into the set of affected workloads (the
 // changed object if a definition covers its kind, and every covered object
 // up its controller chain), resolves those and publishes new views with a
-// revision. Reads (Get, List) are snapshot reads that run no expression.
+// revision. Only workloads at the top of their controller chains are kept:
+// an object inside a covered workload (a JobSet's Jobs, a Job's pods) is
+// resolved on request by ResolveNow, so a cluster's pods do not each hold a
+// view. Reads (Get, List) are snapshot reads that run no expression.
 // Subscribers see every published change in revision order. A subscriber
 // that resumes after a disconnect gets each workload's latest change since
 // its revision (intermediate states are skipped, as after a relist), which
@@ -107,8 +111,9 @@ class WorkloadIndex {
   // Blocks until Idle() (tests, readiness).
   void WaitForIdle() const;
 
-  // Resolves one object now, outside the index (a target that the resolver
-  // thread has not reached yet). NotFound when it is not in the cache.
+  // Resolves one object now, outside the index: an object inside a
+  // workload, or one the resolver thread has not reached yet. Evaluates
+  // expressions. NotFound when it is not in the cache.
   absl::StatusOr<std::shared_ptr<const WorkloadView>> ResolveNow(const WorkloadKey& key);
 
   // Registers `listener` for events after the current revision and returns
@@ -149,6 +154,8 @@ class WorkloadIndex {
   // The covered workloads a change touches.
   void Affected(const Pending& change, std::vector<WorkloadKey>* out) const;
   bool Covered(const Cluster& cluster, const kube::Gvk& gvk) const;
+  // True when a covered workload controls `object`, directly or higher up.
+  bool InsideCoveredWorkload(const Cluster& cluster, const kube::CachedObject& object) const;
   std::shared_ptr<WorkloadView> Resolve(const Cluster& cluster, const kube::Gvk& gvk,
                                         std::shared_ptr<const kube::CachedObject> object);
   void Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView> view);

@@ -276,24 +276,23 @@ TEST_F(WorkloadIndexTest, SeedResolvesWithJobsAndPodsBelowTheJobSet) {
   auto demo = index_.Get(kDemo);
   ASSERT_NE(demo, nullptr);
   ExpectRunningDemo(*demo);
+  // The Jobs and pods inside it are covered kinds too, but only the
+  // JobSet has a view; they are resolved on request.
+  EXPECT_THAT(index_.List(), ElementsAre(demo));
   for (const std::string& job : kJobs) {
-    auto view = index_.Get(Key(kJob, job));
-    ASSERT_NE(view, nullptr) << job;
-    EXPECT_FALSE(view->top_level) << job;
-    EXPECT_TRUE(view->error.ok()) << view->error;
+    EXPECT_EQ(index_.Get(Key(kJob, job)), nullptr) << job;
+    auto view = index_.ResolveNow(Key(kJob, job));
+    ASSERT_TRUE(view.ok()) << view.status();
+    EXPECT_FALSE((*view)->top_level) << job;
+    EXPECT_TRUE((*view)->error.ok()) << (*view)->error;
+    EXPECT_EQ((*view)->revision, 0u);  // not published
   }
   for (const std::string& pod : kPods) {
-    auto view = index_.Get(Key(kPod, pod));
-    ASSERT_NE(view, nullptr) << pod;
-    EXPECT_FALSE(view->top_level) << pod;
+    EXPECT_EQ(index_.Get(Key(kPod, pod)), nullptr) << pod;
+    auto view = index_.ResolveNow(Key(kPod, pod));
+    ASSERT_TRUE(view.ok()) << view.status();
+    EXPECT_FALSE((*view)->top_level) << pod;
   }
-  // Seven views; only the JobSet is top level.
-  auto views = index_.List();
-  EXPECT_THAT(views, SizeIs(7));
-  EXPECT_EQ(std::count_if(views.begin(), views.end(), [](const auto& v) { return v->top_level; }),
-            1);
-  EXPECT_TRUE(std::is_sorted(views.begin(), views.end(),
-                             [](const auto& a, const auto& b) { return a->id < b->id; }));
   EXPECT_EQ(index_.counters().resolution_errors, 0u);
 }
 
@@ -340,7 +339,8 @@ TEST(WorkloadIndexOrderTest, FeedOrderDoesNotMatter) {
 
   for (const auto& [name, result] : results) {
     SCOPED_TRACE(name);
-    ASSERT_THAT(result.views, SizeIs(7));
+    // Whatever came first, only the JobSet is left with a view.
+    ASSERT_THAT(result.views, SizeIs(1));
     ASSERT_TRUE(result.views.count(kDemo));
     ExpectRunningDemo(*result.views.at(kDemo));
     for (const auto& [key, view] : result.views) {
@@ -362,11 +362,8 @@ TEST_F(WorkloadIndexTest, PodNotReadyModifiesTheJobSetOnce) {
   Recorder& recorder = recorder_;
   auto sub = index_.Subscribe(recorder.Listener(), 0);
   ASSERT_TRUE(sub.ok()) << sub.status();
-  EXPECT_THAT(sub->views, SizeIs(7));
+  EXPECT_THAT(sub->views, SizeIs(1));
   auto before = index_.Get(kDemo);
-  const WorkloadKey pod_key = Key(kPod, "demo-worker-0-0-x0w");
-  auto pod_before = index_.Get(pod_key);
-  ASSERT_NE(pod_before, nullptr);
 
   Json pod = Find(seed_, "Pod", "demo-worker-0-0-x0w");
   pod["metadata"]["resourceVersion"] = "2000";
@@ -390,15 +387,8 @@ TEST_F(WorkloadIndexTest, PodNotReadyModifiesTheJobSetOnce) {
   EXPECT_EQ(Row(after->summary, "worker")->replicas().current(), 2);
   EXPECT_EQ(Row(after->summary, "leader")->replicas().ready(), 1);
 
-  ASSERT_THAT(events[pod_key], SizeIs(1));
-  EXPECT_EQ(events[pod_key][0].type, v1::WorkloadEvent::MODIFIED);
-  EXPECT_GT(index_.Get(pod_key)->revision, pod_before->revision);
-  // The pod's Job counts it too; nothing else changed.
-  EXPECT_THAT(events[Key(kJob, "demo-worker-0")], SizeIs(1));
-  EXPECT_THAT(events, SizeIs(3));
-  for (const char* unchanged : {"demo-leader-0", "demo-worker-1"}) {
-    EXPECT_THAT(events[Key(kJob, unchanged)], IsEmpty()) << unchanged;
-  }
+  // The pod and its Job have no views of their own: nothing else is published.
+  EXPECT_THAT(events, SizeIs(1));
 
   // The same object again: resolved, nothing published.
   const uint64_t revision = index_.revision();
@@ -428,13 +418,17 @@ TEST_F(WorkloadIndexTest, DeletingTheJobSetPublishesItsLastView) {
   EXPECT_EQ(events[kDemo][0].view, last);
   EXPECT_GT(events[kDemo][0].revision, last->revision);
   EXPECT_EQ(index_.Get(kDemo), nullptr);
-  EXPECT_THAT(index_.List(), SizeIs(6));
-  // The Jobs have no covered owner any more: they are top level now.
+  // The Jobs have no covered owner any more: they are top-level workloads
+  // now, published as ADDED; their pods are still inside them.
+  EXPECT_THAT(index_.List(), SizeIs(3));
   for (const std::string& job : kJobs) {
     auto view = index_.Get(Key(kJob, job));
     ASSERT_NE(view, nullptr);
     EXPECT_TRUE(view->top_level) << job;
+    ASSERT_THAT(events[Key(kJob, job)], SizeIs(1));
+    EXPECT_EQ(events[Key(kJob, job)][0].type, v1::WorkloadEvent::ADDED);
   }
+  for (const std::string& pod : kPods) EXPECT_EQ(index_.Get(Key(kPod, pod)), nullptr) << pod;
   // Deleting it again changes nothing.
   cluster_.Delete(index_, Find(seed_, "JobSet", "demo"));
   index_.WaitForIdle();
@@ -454,8 +448,11 @@ TEST_F(WorkloadIndexTest, DefinitionsChangedRemovesAndReaddsTheJobSet) {
   EXPECT_EQ(events[kDemo][0].type, v1::WorkloadEvent::DELETED);
   EXPECT_EQ(events[kDemo][0].view, last);
   EXPECT_EQ(index_.Get(kDemo), nullptr);
-  for (const std::string& job : kJobs) EXPECT_TRUE(index_.Get(Key(kJob, job))->top_level) << job;
-  for (const std::string& pod : kPods) EXPECT_FALSE(index_.Get(Key(kPod, pod))->top_level) << pod;
+  for (const std::string& job : kJobs) {
+    ASSERT_NE(index_.Get(Key(kJob, job)), nullptr) << job;
+    EXPECT_TRUE(index_.Get(Key(kJob, job))->top_level) << job;
+  }
+  for (const std::string& pod : kPods) EXPECT_EQ(index_.Get(Key(kPod, pod)), nullptr) << pod;
 
   cluster_.SetDefinitions(Catalog(), index_);
   index_.WaitForIdle();
@@ -467,7 +464,12 @@ TEST_F(WorkloadIndexTest, DefinitionsChangedRemovesAndReaddsTheJobSet) {
   ExpectRunningDemo(*readded);
   EXPECT_TRUE(
       google::protobuf::util::MessageDifferencer::Equals(*readded->resolved, *last->resolved));
-  for (const std::string& job : kJobs) EXPECT_FALSE(index_.Get(Key(kJob, job))->top_level) << job;
+  // The Jobs are inside it again: their views are gone (DELETED).
+  for (const std::string& job : kJobs) {
+    EXPECT_EQ(index_.Get(Key(kJob, job)), nullptr) << job;
+    ASSERT_THAT(events[Key(kJob, job)], SizeIs(1));
+    EXPECT_EQ(events[Key(kJob, job)][0].type, v1::WorkloadEvent::DELETED);
+  }
 
   // Unchanged definitions: every workload is resolved, nothing published.
   const uint64_t revision = index_.revision();
@@ -491,7 +493,7 @@ TEST_F(WorkloadIndexTest, ResolveNowAndCounters) {
   EXPECT_EQ(index_.ResolveNow({"elsewhere", kJobSet, "default/demo"}).status().code(),
             absl::StatusCode::kNotFound);
   WorkloadIndex::Counters counters = index_.counters();
-  EXPECT_GE(counters.resolutions, 7u);
+  EXPECT_GE(counters.resolutions, 2u);  // the resolver's and ResolveNow's
   EXPECT_EQ(counters.changes, 7u);
   EXPECT_TRUE(index_.Idle());
   EXPECT_EQ(index_.FindCluster("test"), &cluster_);
@@ -517,7 +519,7 @@ TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheLatestChangeOfEachWorkload) {
   auto sub = index_.Subscribe(recorder_.Listener(), 0);
   ASSERT_TRUE(sub.ok());
   EXPECT_EQ(sub->revision, start);
-  EXPECT_THAT(sub->views, SizeIs(7));
+  EXPECT_THAT(sub->views, SizeIs(1));
   EXPECT_THAT(sub->backlog, IsEmpty());
   for (int n = 1; n <= 5; ++n) Touch(n);
   std::vector<WorkloadEvent> events = recorder_.Take();
@@ -573,7 +575,7 @@ TEST_F(WorkloadIndexHistoryTest, ResumeGetsTheLatestChangeOfEachWorkload) {
   auto fresh = index_.Subscribe([](const WorkloadEvent&) {}, 0);
   ASSERT_TRUE(fresh.ok());
   EXPECT_EQ(fresh->revision, index_.revision());
-  EXPECT_THAT(fresh->views, SizeIs(7));
+  EXPECT_THAT(fresh->views, SizeIs(1));
   EXPECT_THAT(fresh->backlog, IsEmpty());
 
   // Unsubscribed listeners get nothing more.
@@ -718,8 +720,9 @@ TEST_F(WorkloadIndexTest, SummarizeRowsPerComponentInstance) {
   EXPECT_EQ(summary.gpus(), 12);
 
   // A Job: one row for its single instance, its pod's GPUs.
-  auto job = index_.Get(Key(kJob, "demo-worker-1"));
-  ASSERT_NE(job, nullptr);
+  auto resolved_job = index_.ResolveNow(Key(kJob, "demo-worker-1"));
+  ASSERT_TRUE(resolved_job.ok()) << resolved_job.status();
+  const auto& job = *resolved_job;
   ASSERT_THAT(job->summary.components(), SizeIs(1));
   EXPECT_EQ(job->summary.components(0).instance_id(), "");
   EXPECT_EQ(job->summary.components(0).gpus(), 4);
@@ -878,7 +881,7 @@ status:
 
   EXPECT_TRUE(index.Idle());
   auto views = index.List();
-  EXPECT_THAT(views, SizeIs(kJobSets * 3));
+  EXPECT_THAT(views, SizeIs(kJobSets));  // their Jobs and pods have no views
   for (int i = 0; i < kJobSets; ++i) {
     auto view = index.Get(Key(kJobSet, absl::StrCat("js-", i)));
     ASSERT_NE(view, nullptr) << i;
@@ -890,8 +893,9 @@ status:
     EXPECT_EQ(view->summary.components(0).replicas().ready(), kSteps % 2 == 0 ? 1 : 0);
     EXPECT_EQ(view->summary.components(0).replicas().current(), 1);
     EXPECT_EQ(view->summary.gpus(), 2);
-    EXPECT_FALSE(index.Get(Key(kJob, absl::StrCat("js-", i, "-worker-0")))->top_level);
-    EXPECT_FALSE(index.Get(Key(kPod, absl::StrCat("js-", i, "-worker-0-0")))->top_level);
+    // Whatever order they came in, the Job and the pod ended up inside.
+    EXPECT_EQ(index.Get(Key(kJob, absl::StrCat("js-", i, "-worker-0"))), nullptr);
+    EXPECT_EQ(index.Get(Key(kPod, absl::StrCat("js-", i, "-worker-0-0"))), nullptr);
   }
   // The listener runs under the index's lock: read the index first, and
   // never call it while holding seen_mu.
