@@ -238,7 +238,6 @@ struct ListFilter {
 
   bool Matches(const WorkloadIndex& index, KindNamesCache& kind_names,
                const WorkloadView& v) const {
-    if (!v.top_level) return false;
     if (!cluster.empty() && v.id.cluster != cluster) return false;
     if (!namespace_.empty() && v.namespace_ != namespace_) return false;
     if (!kinds.empty()) {

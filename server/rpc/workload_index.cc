@@ -324,14 +324,10 @@ void WorkloadIndex::Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView
     if (it == views_.end()) return;
     event = {v1::WorkloadEvent::DELETED, ++revision_, it->second};
     views_.erase(it);
-    // Watches carry top-level workloads only; the deletions of the objects
-    // inside them (a Job's pods, churning all day) need not be remembered.
-    if (event.view->top_level) {
-      deletions_.push_back(event);
-      if (deletions_.size() > options_.history) {
-        oldest_resumable_ = deletions_.front().revision;
-        deletions_.pop_front();
-      }
+    deletions_.push_back(event);
+    if (deletions_.size() > options_.history) {
+      oldest_resumable_ = deletions_.front().revision;
+      deletions_.pop_front();
     }
   } else {
     if (it != views_.end() && SameView(*it->second, *view)) return;
