@@ -360,10 +360,12 @@ class Daemon {
       return observability::HttpServer::Response{200, "text/plain; version=0.0.4; charset=utf-8",
                                                  metrics_.Render()};
     });
-    http_->Handle("/healthz", [](const observability::HttpServer::Request&) {
+    // The probes run on the server's I/O thread, so a slow /metrics or
+    // /debug/cache, or clients holding every connection, cannot fail them.
+    http_->HandleProbe("/healthz", [](const observability::HttpServer::Request&) {
       return observability::HttpServer::Response{200, "text/plain; charset=utf-8", "ok\n"};
     });
-    http_->Handle("/readyz", [this](const observability::HttpServer::Request&) {
+    http_->HandleProbe("/readyz", [this](const observability::HttpServer::Request&) {
       return ready_
                  ? observability::HttpServer::Response{200, "text/plain; charset=utf-8", "ready\n"}
                  : observability::HttpServer::Response{503, "text/plain; charset=utf-8",

@@ -7,17 +7,22 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
-#include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "server/observability/http_request_head.h"
 
 namespace wm::observability {
 namespace {
@@ -27,6 +32,14 @@ namespace {
 // and could destroy the response before the client reads it.
 constexpr absl::Duration kLingerTime = absl::Milliseconds(500);
 constexpr size_t kMaxLingerBytes = 64 * 1024;
+// After accept() fails for want of descriptors or memory, how long to leave
+// the listener alone instead of spinning on it.
+constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
+// Sent (best effort, never waited for) to a connection that is evicted or
+// refused for want of a slot.
+constexpr absl::string_view kBusyResponse =
+    "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
+    "Content-Length: 20\r\nConnection: close\r\n\r\nService Unavailable\n";
 
 std::string ErrnoText(int error) {
   char buffer[256];
@@ -58,6 +71,8 @@ absl::string_view Reason(int status) {
       return "Method Not Allowed";
     case 408:
       return "Request Timeout";
+    case 414:
+      return "URI Too Long";
     case 429:
       return "Too Many Requests";
     case 431:
@@ -66,6 +81,8 @@ absl::string_view Reason(int status) {
       return "Internal Server Error";
     case 503:
       return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
     default:
       return "Status";
   }
@@ -148,7 +165,7 @@ int Listen(const sockaddr_storage& address, socklen_t length, bool dual_stack, i
   ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   if (dual_stack) ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof(zero));
   if (::bind(fd, reinterpret_cast<const sockaddr*>(&address), length) != 0 ||
-      ::listen(fd, 64) != 0) {
+      ::listen(fd, SOMAXCONN) != 0) {
     *error = errno;
     ::close(fd);
     return -1;
@@ -156,39 +173,156 @@ int Listen(const sockaddr_storage& address, socklen_t length, bool dual_stack, i
   return fd;
 }
 
-enum class Wait { kReady, kTimeout, kStopped, kError };
-
-// Waits until `fd` has `events`, `deadline` passes or `stop_fd` is readable.
-Wait WaitFor(int fd, short events, int stop_fd, absl::Time deadline) {
-  while (true) {
-    absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) return Wait::kTimeout;
-    pollfd fds[2] = {{fd, events, 0}, {stop_fd, POLLIN, 0}};
-    int timeout_ms =
-        static_cast<int>(absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))));
-    int n = ::poll(fds, 2, timeout_ms);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Wait::kError;
-    }
-    if (fds[1].revents != 0) return Wait::kStopped;
-    if (fds[0].revents != 0) return Wait::kReady;  // POLLERR/POLLHUP: the read or write says
+absl::Status ValidateOptions(const HttpServerOptions& options) {
+  auto invalid = [](absl::string_view field, absl::string_view why) {
+    return absl::InvalidArgumentError(absl::StrCat("HttpServerOptions.", field, " ", why));
+  };
+  if (options.head_timeout <= absl::ZeroDuration()) {
+    return invalid("head_timeout", "must be positive");
   }
+  if (options.write_timeout <= absl::ZeroDuration()) {
+    return invalid("write_timeout", "must be positive");
+  }
+  if (options.max_target_bytes < 1) return invalid("max_target_bytes", "must be at least 1");
+  if (options.max_head_bytes < 16) return invalid("max_head_bytes", "must be at least 16");
+  if (options.handler_threads < 1) return invalid("handler_threads", "must be at least 1");
+  if (options.max_connections <= options.handler_threads) {
+    return invalid("max_connections",
+                   absl::StrCat("is ", options.max_connections, ": must exceed handler_threads (",
+                                options.handler_threads, ")"));
+  }
+  return absl::OkStatus();
+}
+
+void ResetAndClose(int fd) {
+  linger abort{1, 0};  // close() then sends RST and drops unsent bytes
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &abort, sizeof(abort));
+  ::close(fd);
+}
+
+void CloseBusy(int fd) {
+  // Best effort: the socket's buffer is empty unless this is a writer.
+  (void)::send(fd, kBusyResponse.data(), kBusyResponse.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::close(fd);
+}
+
+std::string SerializeResponse(const HttpServer::Response& response, bool head_only,
+                              absl::string_view extra_headers) {
+  std::string out = absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
+                                 "\r\nContent-Type: ", response.content_type,
+                                 "\r\nContent-Length: ", response.body.size(),
+                                 "\r\nConnection: close\r\n", extra_headers, "\r\n");
+  if (!head_only) out += response.body;
+  return out;
+}
+
+int PollTimeoutMs(absl::Time now, absl::Time deadline) {
+  if (deadline == absl::InfiniteFuture()) return -1;
+  absl::Duration left = std::max(deadline - now, absl::ZeroDuration());
+  return static_cast<int>(std::min<int64_t>(
+      absl::ToInt64Milliseconds(absl::Ceil(left, absl::Milliseconds(1))), 60 * 1000));
 }
 
 }  // namespace
 
-HttpServer::HttpServer(HttpServerOptions options) : options_(std::move(options)) {}
+// The I/O thread owns the listener and every connection; handler threads
+// only ever see a Job and hand back a Finished.
+class HttpServer::Impl {
+ public:
+  explicit Impl(HttpServerOptions options) : options_(std::move(options)) {}
 
-HttpServer::~HttpServer() { Stop(); }
+  void Register(std::string path, Handler handler, bool probe) {
+    auto route = std::make_shared<const Route>(Route{std::move(handler), probe});
+    std::lock_guard<std::mutex> lock(mu_);
+    routes_[std::move(path)] = std::move(route);
+  }
 
-void HttpServer::Handle(std::string path, Handler handler) {
-  auto shared = std::make_shared<const Handler>(std::move(handler));
-  std::lock_guard<std::mutex> lock(mu_);
-  handlers_[std::move(path)] = std::move(shared);
-}
+  absl::Status Start(absl::string_view address);
+  void Stop();
+  int port() const { return port_.load(std::memory_order_relaxed); }
 
-absl::Status HttpServer::Start(absl::string_view address) {
+ private:
+  struct Route {
+    Handler handler;
+    bool probe = false;
+  };
+  // A complete request waiting for (or on) a handler thread.
+  struct Job {
+    uint64_t connection;
+    Request request;
+    bool head_only;
+    std::shared_ptr<const Route> route;
+  };
+  // A handler's answer for the I/O thread.
+  struct Finished {
+    uint64_t connection;
+    Response response;
+    bool head_only;
+  };
+  enum class State {
+    kHead,       // reading the request head
+    kHandler,    // waiting for a handler thread, or on one
+    kWriting,    // sending the response
+    kLingering,  // response sent: reading and discarding until the client closes
+  };
+  struct Connection {
+    int fd = -1;
+    State state = State::kHead;
+    absl::Time deadline;
+    std::string in;
+    std::string out;
+    size_t sent = 0;
+    size_t drained = 0;
+  };
+
+  // The I/O thread.
+  void Loop();
+  void AcceptAll();
+  // Frees a slot for a new connection; false if every connection is on a
+  // handler thread or has its answer in flight.
+  bool EvictOne();
+  void ReadHead(uint64_t id);
+  void Dispatch(uint64_t id, const internal::ParsedHead& head);
+  void Respond(uint64_t id, Response response, bool head_only, absl::string_view extra_headers);
+  void RespondError(uint64_t id, int status, absl::string_view extra_headers = "");
+  void Write(uint64_t id);
+  void Linger(uint64_t id);
+  void Expire(uint64_t id);
+  void Close(uint64_t id);
+  void TakeFinished();
+
+  // The handler threads.
+  void RunHandlers();
+  // Takes back the job of `connection` if no handler thread took it yet.
+  bool CancelJob(uint64_t connection);
+
+  const HttpServerOptions options_;
+  std::atomic<int> port_{0};
+  int listen_fd_ = -1;
+  // Readable once Stop() was called.
+  int stop_fd_ = -1;
+  // Readable while `finished_` may hold answers.
+  int wake_fd_ = -1;
+  std::thread io_thread_;
+  std::vector<std::thread> handler_threads_;
+
+  // The I/O thread's own: connections by accept order, so the first of a
+  // kind is the oldest.
+  std::map<uint64_t, Connection> connections_;
+  uint64_t next_id_ = 0;
+  absl::Time accept_paused_until_ = absl::InfinitePast();
+
+  std::mutex mu_;
+  bool started_ = false;
+  bool stopped_ = false;
+  absl::flat_hash_map<std::string, std::shared_ptr<const Route>> routes_;
+  std::deque<Job> jobs_;
+  std::condition_variable jobs_ready_;
+  std::vector<Finished> finished_;
+};
+
+absl::Status HttpServer::Impl::Start(absl::string_view address) {
+  if (absl::Status status = ValidateOptions(options_); !status.ok()) return status;
   ListenAddress parsed;
   if (absl::Status status = ParseListenAddress(address, &parsed); !status.ok()) return status;
 
@@ -218,210 +352,370 @@ absl::Status HttpServer::Start(absl::string_view address) {
     return ErrnoStatus(error, absl::StrCat("getsockname for ", address));
   }
   int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (stop_fd < 0) {
+  int wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (stop_fd < 0 || wake_fd < 0) {
     error = errno;
     ::close(fd);
+    if (stop_fd >= 0) ::close(stop_fd);
+    if (wake_fd >= 0) ::close(wake_fd);
     return ErrnoStatus(error, "eventfd");
   }
   listen_fd_ = fd;
   stop_fd_ = stop_fd;
+  wake_fd_ = wake_fd;
   port_.store(
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
                                         : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port),
       std::memory_order_relaxed);
   started_ = true;
-  accept_thread_ = std::thread([this] { AcceptLoop(); });
+  io_thread_ = std::thread([this] { Loop(); });
+  for (int i = 0; i < options_.handler_threads; ++i) {
+    handler_threads_.emplace_back([this] { RunHandlers(); });
+  }
   return absl::OkStatus();
 }
 
-void HttpServer::Stop() {
+void HttpServer::Impl::Stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopped_) return;
     stopped_ = true;
+    jobs_.clear();
     if (!started_) return;
   }
-  // The eventfd stays readable (nobody reads it), waking every poll() now
-  // and later.
+  jobs_ready_.notify_all();
+  // The eventfd stays readable (nobody reads it).
   uint64_t one = 1;
   while (::write(stop_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
   }
-  accept_thread_.join();
-  // The accept thread is gone, so no connection is added any more.
-  std::list<Connection> connections;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    connections.swap(connections_);
-  }
-  for (Connection& connection : connections) connection.thread.join();
+  io_thread_.join();
+  for (std::thread& thread : handler_threads_) thread.join();
   ::close(listen_fd_);
   ::close(stop_fd_);
-  listen_fd_ = stop_fd_ = -1;
+  ::close(wake_fd_);
+  listen_fd_ = stop_fd_ = wake_fd_ = -1;
 }
 
-void HttpServer::AcceptLoop() {
+void HttpServer::Impl::Loop() {
+  std::vector<pollfd> fds;
+  std::vector<uint64_t> ids;  // of fds[3...]
   while (true) {
-    // At capacity, leave new connections in the kernel's backlog until a
-    // connection thread finishes (rather than closing them unanswered).
-    bool full;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      ReapFinishedLocked();
-      full = connections_.size() >= static_cast<size_t>(options_.max_connections);
+    absl::Time now = absl::Now();
+    absl::Time next_deadline = absl::InfiniteFuture();
+    bool accepting = now >= accept_paused_until_;
+    if (!accepting) next_deadline = accept_paused_until_;
+    fds.clear();
+    ids.clear();
+    fds.push_back({stop_fd_, POLLIN, 0});
+    fds.push_back({wake_fd_, POLLIN, 0});
+    fds.push_back({listen_fd_, accepting ? short{POLLIN} : short{0}, 0});
+    for (auto& [id, connection] : connections_) {
+      next_deadline = std::min(next_deadline, connection.deadline);
+      short events = 0;
+      switch (connection.state) {
+        case State::kHead:
+        case State::kLingering:
+          events = POLLIN;
+          break;
+        case State::kWriting:
+          events = POLLOUT;
+          break;
+        case State::kHandler:
+          continue;  // nothing to do until its handler returns
+      }
+      fds.push_back({connection.fd, events, 0});
+      ids.push_back(id);
     }
-    pollfd fds[2] = {{listen_fd_, full ? short{0} : short{POLLIN}, 0}, {stop_fd_, POLLIN, 0}};
-    int n = ::poll(fds, 2, full ? 10 : -1);
-    if (n < 0) {
-      // EINTR, or (transiently) no memory: try again, not too eagerly.
-      if (errno != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-      continue;
-    }
-    if (fds[1].revents != 0) return;
-    if ((fds[0].revents & POLLIN) == 0) continue;
-    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-    if (fd < 0) {
-      if (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED) continue;
-      // Out of descriptors or memory: back off instead of spinning on a
-      // listener that stays readable.
+    int n = ::poll(fds.data(), fds.size(), PollTimeoutMs(now, next_deadline));
+    if (n < 0 && errno != EINTR) {
+      // Transiently out of memory: try again, not too eagerly.
       pollfd stop = {stop_fd_, POLLIN, 0};
       ::poll(&stop, 1, 100);
+    }
+    if (n < 0) continue;
+    if (fds[0].revents != 0) break;
+    if (fds[1].revents != 0) TakeFinished();
+    for (size_t i = 3; i < fds.size(); ++i) {
+      if (fds[i].revents == 0) continue;
+      auto it = connections_.find(ids[i - 3]);
+      if (it == connections_.end()) continue;  // evicted meanwhile
+      switch (it->second.state) {
+        case State::kHead:
+          ReadHead(it->first);
+          break;
+        case State::kWriting:
+          Write(it->first);
+          break;
+        case State::kLingering:
+          Linger(it->first);
+          break;
+        case State::kHandler:
+          break;
+      }
+    }
+    now = absl::Now();
+    std::vector<uint64_t> expired;
+    for (const auto& [id, connection] : connections_) {
+      if (connection.deadline <= now) expired.push_back(id);
+    }
+    for (uint64_t id : expired) Expire(id);
+    if ((fds[2].revents & POLLIN) != 0) AcceptAll();
+  }
+  for (auto& [id, connection] : connections_) ::close(connection.fd);
+  connections_.clear();
+}
+
+void HttpServer::Impl::AcceptAll() {
+  // At most a connection table's worth per round, so that the connections
+  // already open are read in between.
+  for (int i = 0; i < options_.max_connections; ++i) {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0) {
+      if (errno == EINTR || errno == ECONNABORTED) continue;
+      if (errno != EAGAIN && errno != EWOULDBLOCK) {
+        accept_paused_until_ = absl::Now() + kAcceptBackoff;  // out of descriptors or memory
+      }
+      return;
+    }
+    if (connections_.size() >= static_cast<size_t>(options_.max_connections) && !EvictOne()) {
+      CloseBusy(fd);
       continue;
     }
-    std::lock_guard<std::mutex> lock(mu_);
-    Connection& connection = connections_.emplace_back();
-    connection.thread = std::thread([this, fd, &connection] {
-      Serve(fd);
-      connection.done.store(true, std::memory_order_release);
-    });
+    uint64_t id = next_id_++;
+    Connection& connection = connections_[id];
+    connection.fd = fd;
+    connection.deadline = absl::Now() + options_.head_timeout;
+    // The head is often in already: a probe is then answered right here.
+    ReadHead(id);
   }
 }
 
-void HttpServer::ReapFinishedLocked() {
-  for (auto it = connections_.begin(); it != connections_.end();) {
-    if (it->done.load(std::memory_order_acquire)) {
-      it->thread.join();
-      it = connections_.erase(it);
-    } else {
-      ++it;
+bool HttpServer::Impl::EvictOne() {
+  auto oldest_in = [this](State state) {
+    for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+      if (it->second.state == state) return it;
+    }
+    return connections_.end();
+  };
+  if (auto it = oldest_in(State::kLingering); it != connections_.end()) {
+    Close(it->first);
+    return true;
+  }
+  if (auto it = oldest_in(State::kHead); it != connections_.end()) {
+    CloseBusy(it->second.fd);
+    connections_.erase(it);
+    return true;
+  }
+  for (auto it = connections_.begin(); it != connections_.end(); ++it) {
+    if (it->second.state == State::kHandler && CancelJob(it->first)) {
+      CloseBusy(it->second.fd);
+      connections_.erase(it);
+      return true;
     }
   }
+  if (auto it = oldest_in(State::kWriting); it != connections_.end()) {
+    ResetAndClose(it->second.fd);
+    connections_.erase(it);
+    return true;
+  }
+  return false;
 }
 
-void HttpServer::Serve(int fd) {
-  // Sends a complete response, then lingers and closes.
-  auto respond = [&](const Response& response, bool head_only, absl::string_view extra_headers) {
-    std::string out = absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
-                                   "\r\nContent-Type: ", response.content_type,
-                                   "\r\nContent-Length: ", response.body.size(),
-                                   "\r\nConnection: close\r\n", extra_headers, "\r\n");
-    if (!head_only) out += response.body;
-    absl::Time deadline = absl::Now() + options_.io_timeout;
-    size_t sent = 0;
-    while (sent < out.size()) {
-      ssize_t n = ::send(fd, out.data() + sent, out.size() - sent, MSG_NOSIGNAL);
-      if (n > 0) {
-        sent += n;
-      } else if (n < 0 && errno == EINTR) {
-        continue;
-      } else if (n < 0 && errno == EAGAIN) {
-        if (WaitFor(fd, POLLOUT, stop_fd_, deadline) != Wait::kReady) break;
-      } else {
-        break;
-      }
-    }
-    if (sent == out.size()) {
-      ::shutdown(fd, SHUT_WR);
-      absl::Time linger_deadline = absl::Now() + kLingerTime;
-      size_t drained = 0;
-      char buffer[4096];
-      while (drained < kMaxLingerBytes &&
-             WaitFor(fd, POLLIN, stop_fd_, linger_deadline) == Wait::kReady) {
-        ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) break;
-        if (n > 0) drained += n;
-      }
-    }
-  };
-  auto error = [&](int status, absl::string_view extra_headers = "") {
-    Response response;
-    response.status = status;
-    response.body = absl::StrCat(Reason(status), "\n");
-    respond(response, false, extra_headers);
-  };
-
-  // Read the request head: everything up to the blank line.
-  std::string head;
-  size_t head_end = std::string::npos;
-  absl::Time deadline = absl::Now() + options_.io_timeout;
+void HttpServer::Impl::ReadHead(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  const internal::RequestHeadLimits limits{options_.max_head_bytes, options_.max_target_bytes};
   char buffer[4096];
   while (true) {
-    head_end = head.find("\r\n\r\n");
-    if (head_end != std::string::npos && head_end + 4 <= options_.max_header_bytes) break;
-    if (head.size() >= options_.max_header_bytes) {
-      error(431);
-      ::close(fd);
+    // Never more than the head may take: the parser needs no more to judge.
+    size_t room = std::min(sizeof(buffer), options_.max_head_bytes - connection.in.size());
+    ssize_t n = room == 0 ? 0 : ::recv(connection.fd, buffer, room, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (room > 0 && n <= 0) {  // the client went away, or reset
+      Close(id);
       return;
     }
-    Wait wait = WaitFor(fd, POLLIN, stop_fd_, deadline);
-    if (wait == Wait::kTimeout) {
-      if (!head.empty()) error(408);
-      ::close(fd);
-      return;
+    connection.in.append(buffer, n);
+    internal::ParsedHead head = internal::ParseRequestHead(connection.in, limits);
+    if (head.status == 0) continue;
+    if (head.status == 200) {
+      Dispatch(id, head);
+    } else if (head.status == 405) {
+      RespondError(id, 405, "Allow: GET, HEAD\r\n");
+    } else {
+      RespondError(id, head.status);
     }
-    if (wait != Wait::kReady) {
-      ::close(fd);
-      return;
-    }
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-    if (n <= 0) {  // the client went away
-      ::close(fd);
-      return;
-    }
-    head.append(buffer, n);
-  }
-
-  // "METHOD TARGET HTTP/1.x"; the headers are not needed.
-  absl::string_view request_line = absl::string_view(head).substr(0, head.find("\r\n"));
-  std::vector<absl::string_view> parts = absl::StrSplit(request_line, ' ');
-  if (parts.size() != 3 || parts[0].empty() || !absl::StartsWith(parts[1], "/") ||
-      !absl::StartsWith(parts[2], "HTTP/1.")) {
-    error(400);
-    ::close(fd);
     return;
   }
-  Request request;
-  request.method = std::string(parts[0]);
-  if (request.method != "GET" && request.method != "HEAD") {
-    error(405, "Allow: GET, HEAD\r\n");
-    ::close(fd);
-    return;
-  }
-  absl::string_view target = parts[1];
-  size_t question = target.find('?');
-  request.path = std::string(target.substr(0, question));
-  if (question != absl::string_view::npos) request.query = std::string(target.substr(question + 1));
-
-  Response response = Dispatch(request);
-  if (response.status < 100 || response.status > 999) response.status = 500;
-  respond(response, request.method == "HEAD", "");
-  ::close(fd);
 }
 
-HttpServer::Response HttpServer::Dispatch(const Request& request) {
-  std::shared_ptr<const Handler> handler;
+void HttpServer::Impl::Dispatch(uint64_t id, const internal::ParsedHead& head) {
+  Request request{head.method, head.path, head.query};
+  bool head_only = request.method == "HEAD";
+  std::shared_ptr<const Route> route;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = handlers_.find(request.path);
-    if (it != handlers_.end()) handler = it->second;
+    auto it = routes_.find(request.path);
+    if (it != routes_.end()) route = it->second;
+    if (route != nullptr && !route->probe) {
+      jobs_.push_back(Job{id, std::move(request), head_only, std::move(route)});
+      Connection& connection = connections_.at(id);
+      connection.state = State::kHandler;
+      connection.deadline = absl::InfiniteFuture();
+      jobs_ready_.notify_one();
+      return;
+    }
   }
-  if (handler == nullptr) {
-    Response response;
-    response.status = 404;
-    response.body = "Not Found\n";
-    return response;
+  if (route == nullptr) {
+    Respond(id, Response{404, "text/plain; charset=utf-8", "Not Found\n"}, head_only, "");
+    return;
   }
-  return (*handler)(request);
+  Respond(id, route->handler(request), head_only, "");
 }
+
+void HttpServer::Impl::Respond(uint64_t id, Response response, bool head_only,
+                               absl::string_view extra_headers) {
+  if (response.status < 100 || response.status > 999) response.status = 500;
+  Connection& connection = connections_.at(id);
+  connection.state = State::kWriting;
+  connection.deadline = absl::Now() + options_.write_timeout;
+  connection.in.clear();
+  connection.out = SerializeResponse(response, head_only, extra_headers);
+  Write(id);
+}
+
+void HttpServer::Impl::RespondError(uint64_t id, int status, absl::string_view extra_headers) {
+  Respond(id, Response{status, "text/plain; charset=utf-8", absl::StrCat(Reason(status), "\n")},
+          false, extra_headers);
+}
+
+void HttpServer::Impl::Write(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  while (connection.sent < connection.out.size()) {
+    ssize_t n = ::send(connection.fd, connection.out.data() + connection.sent,
+                       connection.out.size() - connection.sent, MSG_NOSIGNAL);
+    if (n > 0) {
+      connection.sent += n;
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      return;
+    } else {
+      Close(id);
+      return;
+    }
+  }
+  ::shutdown(connection.fd, SHUT_WR);
+  connection.out = std::string();
+  connection.state = State::kLingering;
+  connection.deadline = absl::Now() + kLingerTime;
+}
+
+void HttpServer::Impl::Linger(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::recv(connection.fd, buffer, sizeof(buffer), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) break;
+    connection.drained += n;
+    if (connection.drained >= kMaxLingerBytes) break;
+  }
+  Close(id);
+}
+
+void HttpServer::Impl::Expire(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  switch (connection.state) {
+    case State::kHead:
+      if (connection.in.empty()) {
+        Close(id);
+      } else {
+        RespondError(id, 408);
+      }
+      return;
+    case State::kWriting:
+      ResetAndClose(connection.fd);
+      connections_.erase(id);
+      return;
+    case State::kLingering:
+    case State::kHandler:  // never: its deadline is infinite
+      Close(id);
+      return;
+  }
+}
+
+void HttpServer::Impl::Close(uint64_t id) {
+  auto it = connections_.find(id);
+  ::close(it->second.fd);
+  connections_.erase(it);
+}
+
+void HttpServer::Impl::TakeFinished() {
+  uint64_t count;
+  (void)::read(wake_fd_, &count, sizeof(count));
+  std::vector<Finished> finished;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    finished.swap(finished_);
+  }
+  for (Finished& answer : finished) {
+    auto it = connections_.find(answer.connection);
+    if (it == connections_.end() || it->second.state != State::kHandler) continue;
+    Respond(answer.connection, std::move(answer.response), answer.head_only, "");
+  }
+}
+
+void HttpServer::Impl::RunHandlers() {
+  while (true) {
+    Job job;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      jobs_ready_.wait(lock, [this] { return stopped_ || !jobs_.empty(); });
+      if (stopped_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    Finished answer{job.connection, job.route->handler(job.request), job.head_only};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      finished_.push_back(std::move(answer));
+    }
+    uint64_t one = 1;
+    while (::write(wake_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+bool HttpServer::Impl::CancelJob(uint64_t connection) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+    if (it->connection == connection) {
+      jobs_.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+HttpServer::HttpServer(HttpServerOptions options)
+    : impl_(std::make_unique<Impl>(std::move(options))) {}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Handle(std::string path, Handler handler) {
+  impl_->Register(std::move(path), std::move(handler), /*probe=*/false);
+}
+
+void HttpServer::HandleProbe(std::string path, Handler handler) {
+  impl_->Register(std::move(path), std::move(handler), /*probe=*/true);
+}
+
+absl::Status HttpServer::Start(absl::string_view address) { return impl_->Start(address); }
+
+int HttpServer::port() const { return impl_->port(); }
+
+void HttpServer::Stop() { impl_->Stop(); }
 
 }  // namespace wm::observability

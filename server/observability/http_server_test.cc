@@ -1,15 +1,22 @@
 #include "server/observability/http_server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -49,6 +56,7 @@ class Client {
   ~Client() { ::close(fd_); }
 
   bool connected() const { return connected_; }
+  int fd() const { return fd_; }
 
   // False if the server reset the connection.
   bool Send(const std::string& bytes) {
@@ -67,15 +75,24 @@ class Client {
     char buffer[4096];
     while (true) {
       ssize_t n = ::recv(fd_, buffer, sizeof(buffer), 0);
-      if (n <= 0) break;
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        closed_by_server_ = n == 0 || errno == ECONNRESET;
+        break;
+      }
       out.append(buffer, n);
     }
     return out;
   }
 
+  // After ReadAll(): whether it ended because the server closed or reset the
+  // connection (rather than the receive timeout).
+  bool closed_by_server() const { return closed_by_server_; }
+
  private:
   int fd_ = -1;
   bool connected_ = false;
+  bool closed_by_server_ = false;
 };
 
 std::string Fetch(int port, const std::string& request) {
@@ -164,6 +181,27 @@ TEST_F(HttpServerTest, MalformedRequestIs400) {
   EXPECT_THAT(Fetch(server_.port(), "GET /hello SPDY/3\r\n\r\n"), StartsWith("HTTP/1.1 400 "));
 }
 
+TEST_F(HttpServerTest, BadVersionTargetOrBytesGetTheirStatus) {
+  EXPECT_THAT(Fetch(server_.port(), "GET /hello HTTP/2.0\r\n\r\n"), StartsWith("HTTP/1.1 505 "));
+  EXPECT_THAT(Fetch(server_.port(), "GET /hello HTTP/1.0\r\n\r\n"), StartsWith("HTTP/1.1 200 "));
+  EXPECT_THAT(
+      Fetch(server_.port(), absl::StrCat("GET /", std::string(4096, 'a'), " HTTP/1.1\r\n\r\n")),
+      StartsWith("HTTP/1.1 414 "));
+  EXPECT_THAT(Fetch(server_.port(), std::string("GET /hel\0lo HTTP/1.1\r\n\r\n", 23)),
+              StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(Fetch(server_.port(), "GET /hello HTTP/1.1\r\nX: caf\xc3\xa9\r\n\r\n"),
+              StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(Fetch(server_.port(), "GET /hello HTTP/1.1\nHost: x\n\n"),
+              StartsWith("HTTP/1.1 400 "));
+}
+
+TEST_F(HttpServerTest, BadRequestLineIsAnsweredBeforeTheHeadEnds) {
+  Client client(server_.port());
+  ASSERT_TRUE(client.connected());
+  client.Send("DELETE /hello HTTP/1.1\r\nHost: x\r\n");  // no blank line, ever
+  EXPECT_THAT(client.ReadAll(), StartsWith("HTTP/1.1 405 "));
+}
+
 TEST_F(HttpServerTest, RequestInPieces) {
   Client client(server_.port());
   ASSERT_TRUE(client.connected());
@@ -248,7 +286,7 @@ TEST_F(HttpServerTest, AddressInUseNamesTheAddress) {
 
 TEST(HttpServerOptionsTest, SlowClientTimesOut) {
   HttpServerOptions options;
-  options.io_timeout = absl::Milliseconds(200);
+  options.head_timeout = absl::Milliseconds(200);
   HttpServer server(options);
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   Client client(server.port());
@@ -259,27 +297,225 @@ TEST(HttpServerOptionsTest, SlowClientTimesOut) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
-TEST(HttpServerOptionsTest, ConnectionsBeyondTheCapWaitForASlot) {
+TEST(HttpServerOptionsTest, OptionsOutOfRangeNameTheField) {
+  struct Case {
+    std::function<void(HttpServerOptions&)> edit;
+    std::string field;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](HttpServerOptions& o) { o.head_timeout = absl::ZeroDuration(); }, "head_timeout"},
+           {[](HttpServerOptions& o) { o.write_timeout = -absl::Seconds(1); }, "write_timeout"},
+           {[](HttpServerOptions& o) { o.max_head_bytes = 0; }, "max_head_bytes"},
+           {[](HttpServerOptions& o) { o.max_target_bytes = 0; }, "max_target_bytes"},
+           {[](HttpServerOptions& o) { o.handler_threads = 0; }, "handler_threads"},
+           {[](HttpServerOptions& o) { o.max_connections = o.handler_threads; },
+            "max_connections"}}) {
+    HttpServerOptions options;
+    c.edit(options);
+    HttpServer server(options);
+    absl::Status status = server.Start("127.0.0.1:0");
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << c.field;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("HttpServerOptions." + c.field));
+  }
+}
+
+TEST(HttpServerOptionsTest, SlowReaderIsCutAtTheWriteDeadline) {
+  const std::string body(32 << 20, 'x');  // far more than the socket buffers hold
   HttpServerOptions options;
-  options.max_connections = 1;
+  options.write_timeout = absl::Milliseconds(300);
   HttpServer server(options);
-  server.Handle("/", [](const HttpServer::Request&) { return HttpServer::Response(); });
-  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
-  Client holder(server.port());
-  ASSERT_TRUE(holder.connected());
-  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // accepted
-  std::atomic<bool> answered{false};
-  std::string waiting_response;
-  std::thread waiting([&] {
-    waiting_response = Get(server.port(), "/");
-    answered = true;
+  server.Handle("/big", [&body](const HttpServer::Request&) {
+    return HttpServer::Response{200, "text/plain", body};
   });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_FALSE(answered.load()) << "served beyond the cap";
-  holder.Send("GET / HTTP/1.1\r\n\r\n");
-  EXPECT_THAT(holder.ReadAll(), StartsWith("HTTP/1.1 200 "));
-  waiting.join();
-  EXPECT_THAT(waiting_response, StartsWith("HTTP/1.1 200 "));
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Client client(server.port());
+  ASSERT_TRUE(client.connected());
+  client.Send("GET /big HTTP/1.1\r\n\r\n");
+  // Reading nothing, the client must see the server give up (a reset).
+  pollfd hangup{client.fd(), 0, 0};
+  ASSERT_EQ(::poll(&hangup, 1, 30 * 1000), 1) << "never cut";
+  EXPECT_NE(hangup.revents & (POLLHUP | POLLERR), 0);
+  std::string received = client.ReadAll();
+  EXPECT_TRUE(client.closed_by_server());
+  EXPECT_LT(received.size(), body.size());
+}
+
+TEST(HttpServerOptionsTest, HandlersQueueForTheirThreadsWhileProbesAreAnswered) {
+  HttpServerOptions options;
+  options.handler_threads = 1;
+  HttpServer server(options);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  int entered = 0;
+  server.Handle("/slow", [&](const HttpServer::Request&) {
+    std::unique_lock<std::mutex> lock(mu);
+    ++entered;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return HttpServer::Response();
+  });
+  server.HandleProbe("/healthz", [](const HttpServer::Request&) { return HttpServer::Response(); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::string first, second;
+  std::thread a([&] { first = Get(server.port(), "/slow"); });
+  std::thread b([&] { second = Get(server.port(), "/slow"); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return entered == 1; });
+  }
+  // The only handler thread is held, and (most likely) a request waits for it.
+  EXPECT_THAT(Get(server.port(), "/healthz"), StartsWith("HTTP/1.1 200 "));
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  a.join();
+  b.join();
+  EXPECT_THAT(first, StartsWith("HTTP/1.1 200 "));
+  EXPECT_THAT(second, StartsWith("HTTP/1.1 200 "));
+}
+
+// Clients that each sent the start of a request head and then one byte every
+// 100 ms, until stopped: the slowloris attack.
+class Tricklers {
+ public:
+  Tricklers(int port, int count) {
+    for (int i = 0; i < count; ++i) {
+      clients_.push_back(std::make_unique<Client>(port));
+      clients_.back()->Send("GET /slow HTTP/1.1\r\nX-Pad: ");
+    }
+    thread_ = std::thread([this] {
+      while (!done_.load()) {
+        for (auto& client : clients_) client->Send("a");  // fails once evicted
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+    });
+  }
+  ~Tricklers() {
+    done_ = true;
+    thread_.join();
+  }
+
+  Client& client(int i) { return *clients_[i]; }
+
+ private:
+  std::vector<std::unique_ptr<Client>> clients_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+TEST(HttpServerHostileTest, ProbeAnsweredWhileSlowClientsHoldEverySlot) {
+  HttpServerOptions options;
+  options.head_timeout = absl::Seconds(30);  // longer than the test: slots are held
+  options.max_connections = 4;
+  HttpServer server(options);
+  server.Handle("/healthz", [](const HttpServer::Request&) { return HttpServer::Response(); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Tricklers tricklers(server.port(), 2 * options.max_connections);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // every slot taken
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_THAT(Get(server.port(), "/healthz"), StartsWith("HTTP/1.1 200 ")) << i;
+  }
+}
+
+TEST(HttpServerHostileTest, FloodBeyondTheCapEvictsTheOldestIdleConnections) {
+  HttpServerOptions options;
+  options.head_timeout = absl::Seconds(30);
+  options.max_connections = 4;
+  HttpServer server(options);
+  server.Handle("/healthz", [](const HttpServer::Request&) { return HttpServer::Response(); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::vector<std::unique_ptr<Client>> idle;
+  for (int i = 0; i < 50; ++i) {
+    idle.push_back(std::make_unique<Client>(server.port()));
+    ASSERT_TRUE(idle.back()->connected()) << i;
+  }
+  EXPECT_THAT(Get(server.port(), "/healthz"), StartsWith("HTTP/1.1 200 "));
+  // The first idle client was evicted long before its deadline: closed
+  // (with a 503 if anything) rather than left to the receive timeout.
+  std::string evicted = idle.front()->ReadAll();
+  EXPECT_TRUE(idle.front()->closed_by_server());
+  EXPECT_TRUE(evicted.empty() || absl::StartsWith(evicted, "HTTP/1.1 503 ")) << evicted;
+}
+
+TEST(HttpServerHostileTest, HeadTrickledForeverIsCutAtTheWholeHeadDeadline) {
+  HttpServerOptions options;
+  options.head_timeout = absl::Milliseconds(300);
+  HttpServer server(options);
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  Tricklers tricklers(server.port(), 1);  // a byte every 100 ms, well within any per-read timeout
+  EXPECT_THAT(tricklers.client(0).ReadAll(), StartsWith("HTTP/1.1 408 "));
+  EXPECT_TRUE(tricklers.client(0).closed_by_server());
+}
+
+// For TSan: the I/O thread, the handler threads, Handle() from another
+// thread and Stop() while clients of every kind keep coming.
+TEST(HttpServerStressTest, ManyClientsWhileRegisteringAndStopping) {
+  HttpServerOptions options;
+  options.max_connections = 8;
+  options.head_timeout = absl::Milliseconds(200);
+  HttpServer server(options);
+  server.Handle("/work", [](const HttpServer::Request&) {
+    return HttpServer::Response{200, "text/plain", "work\n"};
+  });
+  server.HandleProbe("/healthz", [](const HttpServer::Request&) { return HttpServer::Response(); });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  const int port = server.port();
+  std::atomic<bool> done{false};
+  std::atomic<int> answered{0};
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 12; ++i) {
+    clients.emplace_back([&, i] {
+      for (int j = 0; !done.load(); ++j) {
+        Client client(port);
+        switch ((i + j) % 4) {
+          case 0:
+            client.Send("GET /work HTTP/1.1\r\n\r\n");
+            break;
+          case 1:
+            client.Send("GET /healthz HTTP/1.1\r\n\r\n");
+            break;
+          case 2:
+            client.Send("GET /late HTTP/1.1\r\n\r\n");
+            break;
+          case 3:
+            client.Send("GET /work HTTP/1.1\r\nX-");  // left to the deadline or eviction
+            break;
+        }
+        // Nothing (refused, evicted, stopped) or a whole answer.
+        std::string response = client.ReadAll();
+        if (response.empty()) continue;
+        if (absl::StartsWith(response, "HTTP/1.1 200 ") ||
+            absl::StartsWith(response, "HTTP/1.1 404 ")) {
+          ++answered;
+        } else if (!absl::StartsWith(response, "HTTP/1.1 503 ") &&
+                   !absl::StartsWith(response, "HTTP/1.1 408 ")) {
+          ++wrong;
+        }
+      }
+    });
+  }
+  std::thread registrar([&] {
+    for (int i = 0; !done.load(); ++i) {
+      server.Handle("/late", [i](const HttpServer::Request&) {
+        return HttpServer::Response{200, "text/plain", absl::StrCat(i)};
+      });
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  for (int i = 0; i < 1000 && answered.load() < 300; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  server.Stop();  // clients still coming
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  done = true;
+  for (std::thread& client : clients) client.join();
+  registrar.join();
+  EXPECT_GE(answered.load(), 300);
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST(HttpServerAddressTest, InvalidAddresses) {
