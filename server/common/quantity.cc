@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/user_text.h"
 
 namespace wm {
 namespace {
@@ -33,7 +34,7 @@ int64_t Quantity::Units() const { return static_cast<int64_t>(CeilDiv(milli, 100
 
 absl::StatusOr<Quantity> ParseQuantity(absl::string_view text) {
   auto invalid = [&] {
-    return absl::InvalidArgumentError(absl::StrCat("invalid quantity \"", text, "\""));
+    return absl::InvalidArgumentError(absl::StrCat("invalid quantity ", QuoteUserText(text)));
   };
   size_t i = 0;
   bool negative = false;

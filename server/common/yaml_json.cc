@@ -95,13 +95,16 @@ void Emit(YAML::Emitter& out, const Json& value) {
 }
 
 // Builds Json from libyaml's events. libyaml parses without recursion; the
-// builder keeps its own stack, bounds nesting, and counts the nodes that
-// aliases expand to, so neither deep nesting nor an alias bomb can exhaust
-// the stack or memory.
+// builder keeps its own stack, bounds nesting, and counts the nodes of each
+// document (aliases expanded) and the nodes aliases add in the whole
+// stream, so neither deep nesting nor an alias bomb, in one document or
+// spread over many, can exhaust the stack or memory. Nodes written out in
+// the text need no stream bound: the text's size bounds them.
 class YamlReader {
  public:
   static constexpr size_t kMaxDepth = 256;
-  static constexpr size_t kMaxNodes = 1 << 20;
+  static constexpr size_t kMaxDocumentNodes = 1 << 20;
+  static constexpr size_t kMaxStreamAliasNodes = 1 << 20;
 
   explicit YamlReader(absl::string_view text) : text_(text) {
     yaml_parser_initialize(&parser_);
@@ -158,10 +161,11 @@ class YamlReader {
   // Places a finished node into its parent, or ends the document.
   absl::Status Place(const yaml_event_t& event, Json value, const std::string& anchor, size_t nodes,
                      std::vector<Json>& documents) {
-    nodes_ += nodes;
-    if (nodes_ > kMaxNodes) {
-      return Error(event, absl::StrCat("document too large (more than ", kMaxNodes,
-                                       " nodes, aliases expanded)"));
+    document_nodes_ += nodes;
+    if (document_nodes_ > kMaxDocumentNodes) {
+      return Error(event,
+                   absl::StrCat("document ", documents.size() + 1, " is too large (more than ",
+                                kMaxDocumentNodes, " nodes, aliases expanded)"));
     }
     if (!anchor.empty()) anchors_[anchor] = {value, CountNodes(value)};
     if (stack_.empty()) {
@@ -189,6 +193,7 @@ class YamlReader {
     switch (event.type) {
       case YAML_DOCUMENT_START_EVENT:
         has_document_ = false;
+        document_nodes_ = 0;
         anchors_.clear();
         return absl::OkStatus();
       case YAML_DOCUMENT_END_EVENT:
@@ -210,7 +215,13 @@ class YamlReader {
       case YAML_ALIAS_EVENT: {
         auto it = anchors_.find(Text(event.data.alias.anchor));
         if (it == anchors_.end()) return Error(event, "unknown alias");
-        return Place(event, it->second.first, "", it->second.second, documents);
+        absl::Status placed = Place(event, it->second.first, "", it->second.second, documents);
+        stream_alias_nodes_ += it->second.second;
+        if (placed.ok() && stream_alias_nodes_ > kMaxStreamAliasNodes) {
+          return Error(event, absl::StrCat("aliases in the stream expand to more than ",
+                                           kMaxStreamAliasNodes, " nodes"));
+        }
+        return placed;
       }
       case YAML_SEQUENCE_START_EVENT:
       case YAML_MAPPING_START_EVENT: {
@@ -242,7 +253,8 @@ class YamlReader {
   std::map<std::string, std::pair<Json, size_t>> anchors_;
   Json document_;
   bool has_document_ = false;
-  size_t nodes_ = 0;
+  size_t document_nodes_ = 0;
+  size_t stream_alias_nodes_ = 0;
 };
 
 // Offset of the first byte that breaks UTF-8, or npos.

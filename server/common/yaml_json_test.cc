@@ -59,10 +59,46 @@ TEST(YamlJsonTest, HostileInputEndsWithAnError) {
   }
   auto expanded = ParseYamlDocuments(bomb);
   ASSERT_FALSE(expanded.ok());
-  EXPECT_THAT(expanded.status().message(), ::testing::HasSubstr("document too large"));
+  EXPECT_THAT(expanded.status().message(),
+              ::testing::HasSubstr("document 1 is too large (more than 1048576 nodes"));
   auto aliases = ParseYamlDocuments("a: &x {k: 1}\nb: *x\n");
   ASSERT_TRUE(aliases.ok()) << aliases.status();
   EXPECT_EQ((*aliases)[0]["b"]["k"], 1);
+}
+
+// The node bound is per document: a snapshot of many small manifests,
+// together far more nodes than one document may have, reads fine.
+TEST(YamlJsonTest, ManySmallDocumentsReadFine) {
+  std::string doc = "---\napiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {";
+  for (int i = 0; i < 50; ++i) doc += "k" + std::to_string(i) + ": v, ";
+  doc += "last: v}}\n";
+  std::string stream;
+  for (int i = 0; i < 10000; ++i) stream += doc;
+  auto docs = ParseYamlDocuments(stream);
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  EXPECT_EQ(docs->size(), 10000u);
+  EXPECT_EQ(docs->back()["metadata"]["labels"]["k49"], "v");
+}
+
+// Aliases still cannot multiply memory across documents: what they add is
+// bounded for the whole stream.
+TEST(YamlJsonTest, AliasesAreBoundedOverTheStream) {
+  // 3 levels of 10 copies, twice: each document expands to about 35,000
+  // nodes, 30 of them to the stream's bound.
+  std::string doc = "---\na: &a [x, x, x, x, x, x, x, x, x, x]\n";
+  for (char c = 'b'; c <= 'd'; ++c) {
+    doc += std::string(1, c) + ": &" + c + " [";
+    for (int i = 0; i < 10; ++i) doc += std::string(i ? ", *" : "*") + static_cast<char>(c - 1);
+    doc += "]\n";
+  }
+  doc += "e: [*d, *d]\n";
+  EXPECT_TRUE(ParseYamlDocuments(doc).ok());
+  std::string stream;
+  for (int i = 0; i < 60; ++i) stream += doc;
+  auto docs = ParseYamlDocuments(stream);
+  ASSERT_FALSE(docs.ok());
+  EXPECT_THAT(docs.status().message(),
+              ::testing::HasSubstr("aliases in the stream expand to more than 1048576 nodes"));
 }
 
 TEST(YamlJsonTest, RoundTripsThroughToYaml) {

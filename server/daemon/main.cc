@@ -207,6 +207,7 @@ class Daemon {
     (void)grpc::health::v1::HealthCheckRequest::descriptor();
     rpc::WorkloadMapService::Options options;
     options.max_page_size = config_.max_page_size;
+    options.max_message_bytes = config_.max_message_bytes;
     options.watch_queue_size = config_.watch_queue_size;
     options.default_deadline = config_.default_deadline;
     service_ = std::make_unique<rpc::WorkloadMapService>(

@@ -2,8 +2,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/user_text.h"
 #include "server/resolution/evaluation.h"
 #include "server/resolution/mutation.h"
+#include "server/resolution/pod_spec_validation.h"
 #include "server/resolution/tree.h"
 
 namespace wm::resolution {
@@ -12,20 +14,31 @@ namespace {
 using definitions::FragmentedPodSpec;
 using definitions::kNone;
 
-// Merges `resources` into the named container of a pod spec.
+std::string FieldOf(const PodTemplateEdit& edit, absl::string_view child) {
+  return edit.field.empty() ? std::string(child) : absl::StrCat(edit.field, ".", child);
+}
+
+// Merges `resources` into the named container of a pod spec; the merged
+// resources must be valid together (a request at most its limit).
 absl::Status MergeContainerResources(Json& pod_spec, const std::string& container,
-                                     const Json& resources) {
+                                     const Json& resources, const std::string& field) {
   for (const char* list : {"containers", "initContainers"}) {
     auto it = pod_spec.find(list);
     if (it == pod_spec.end() || !it->is_array()) continue;
     for (Json& c : *it) {
       if (c.is_object() && c.value("name", "") == container) {
         c["resources"].merge_patch(resources);
+        absl::Status s = ValidateResourceRequirements(c["resources"], field);
+        if (!s.ok()) {
+          return absl::InvalidArgumentError(
+              absl::StrCat(s.message(), " (merged with the container's resources)"));
+        }
         return absl::OkStatus();
       }
     }
   }
-  return absl::InvalidArgumentError(absl::StrCat("container_resources: no container ", container));
+  return absl::InvalidArgumentError(
+      absl::StrCat(field, ": no container ", QuoteUserText(container)));
 }
 
 // Applies one edit to a pod template.
@@ -34,9 +47,21 @@ absl::Status EditTemplate(const PodTemplateEdit& edit, Json& pod_template) {
   if (!pod_template.is_object()) pod_template = Json::object();
   if (!edit.merge_patch.is_null()) pod_template.merge_patch(edit.merge_patch);
   for (const auto& [container, resources] : edit.container_resources) {
-    if (absl::Status s = MergeContainerResources(pod_template["spec"], container, resources);
+    const std::string field =
+        FieldOf(edit, absl::StrCat("container_resources[", QuoteUserText(container), "]"));
+    if (absl::Status s = MergeContainerResources(pod_template["spec"], container, resources, field);
         !s.ok()) {
       return s;
+    }
+  }
+  // The total size bounds the template's annotations, not only the added.
+  const Json::json_pointer annotations("/metadata/annotations");
+  if (edit.merge_patch.contains(annotations) && pod_template.contains(annotations)) {
+    if (absl::Status s =
+            ValidateAnnotations(pod_template.at(annotations), FieldOf(edit, "annotations"));
+        !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(s.message(), " (merged with the template's annotations)"));
     }
   }
   return absl::OkStatus();
@@ -145,8 +170,9 @@ absl::StatusOr<Json> EditComponent(Evaluation& eval, const Json& object, int com
       if (!edit->instance_id.empty() && edit->instance_id != instance.id) continue;
       selected = true;
       if (absl::Status s = EditTemplate(*edit, pod_template); !s.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "component ", compiled.def->name, " instance \"", instance.id, "\": ", s.message()));
+        return absl::InvalidArgumentError(absl::StrCat("component ", compiled.def->name,
+                                                       " instance ", QuoteUserText(instance.id),
+                                                       ": ", s.message()));
       }
     }
     if (selected) after[instance.id] = std::move(pod_template);
@@ -154,7 +180,7 @@ absl::StatusOr<Json> EditComponent(Evaluation& eval, const Json& object, int com
   for (const PodTemplateEdit* edit : edits) {
     if (!edit->instance_id.empty() && !after.count(edit->instance_id)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "component ", compiled.def->name, " has no instance \"", edit->instance_id, "\""));
+          "component ", compiled.def->name, " has no instance ", QuoteUserText(edit->instance_id)));
     }
   }
   if (after.empty()) return object;
@@ -199,8 +225,9 @@ absl::StatusOr<Json> EditWorkload(const definitions::CompiledDefinition& def,
       if (e.component.empty()) continue;
       const int index = def.ComponentIndex(e.component);
       if (index < 0) {
-        return absl::InvalidArgumentError(absl::StrCat("changes: no component \"", e.component,
-                                                       "\" in definition ", def.definition->name));
+        return absl::InvalidArgumentError(absl::StrCat("changes: no component ",
+                                                       QuoteUserText(e.component),
+                                                       " in definition ", def.definition->name));
       }
       // Its pod templates would be skipped below: the edit would select
       // nothing.

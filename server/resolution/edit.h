@@ -29,6 +29,10 @@ struct PodTemplateEdit {
   std::map<std::string, Json> container_resources;
   // The whole template, applied before the patch; null for none.
   Json replacement;
+  // Where the edit is in the caller's request ("changes[0]"): the errors
+  // of what only the edited template shows (a request above the limit the
+  // container already has, annotations past their total) name it.
+  std::string field;
 };
 
 struct WorkloadEdit {
@@ -40,7 +44,10 @@ struct WorkloadEdit {
 // Applies `edit` to `object` through its definition and returns the changed
 // copy. Fails with InvalidArgument naming the component, instance or field
 // when an edit selects nothing or writes a field the definition has no path
-// for; with FailedPrecondition when a component cannot be suspended.
+// for, or leaves an edited container's resources or a template's
+// annotations as the apiserver would refuse them (pod_spec_validation.h:
+// the values themselves are the caller's to check); with
+// FailedPrecondition when a component cannot be suspended.
 absl::StatusOr<Json> EditWorkload(const definitions::CompiledDefinition& def,
                                   expressions::Engine& engine, const Json& object,
                                   const WorkloadEdit& edit);

@@ -168,6 +168,47 @@ TEST_F(JobSetEditTest, ContainerResourcesForAnUnknownContainerNamesIt) {
   EXPECT_THAT(edited.status().message(), HasSubstr("leader"));
 }
 
+// What only the merged template shows is checked there, and the error
+// names the request field the edit came from.
+TEST_F(JobSetEditTest, MergedContainerResourcesMustBeValidTogether) {
+  // The worker container has a limit of 4 GPUs; requests of cpu 2.
+  auto edited = Edit(PodTemplateEdit{
+      .instance_id = "worker",
+      .container_resources = {{"worker", Yaml("{requests: {nvidia.com/gpu: '4', cpu: '3'}}")}},
+      .field = "changes[0]"});
+  ASSERT_TRUE(edited.ok()) << edited.status();
+  edited = Edit(PodTemplateEdit{
+      .instance_id = "worker",
+      .container_resources = {{"worker", Yaml("{requests: {nvidia.com/gpu: '2'}}")}},
+      .field = "changes[0]"});
+  EXPECT_EQ(edited.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(edited.status().message(),
+              HasSubstr("changes[0].container_resources[\"worker\"].requests[\"nvidia.com/gpu\"]: "
+                        "2 must be equal to the \"nvidia.com/gpu\" limit 4 (merged with the "
+                        "container's resources)"));
+  edited = Edit(PodTemplateEdit{.instance_id = "worker",
+                                .container_resources = {{"worker", Yaml("{limits: {cpu: '1'}}")}},
+                                .field = "changes[1]"});
+  EXPECT_EQ(edited.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(edited.status().message(),
+              HasSubstr("changes[1].container_resources[\"worker\"].requests[\"cpu\"]: 2 must be "
+                        "at most the \"cpu\" limit 1"));
+}
+
+TEST_F(JobSetEditTest, MergedAnnotationsMustFitTheirTotal) {
+  PodTemplate(jobset_, 1)["metadata"]["annotations"] = {{"existing", std::string(200 << 10, 'x')}};
+  Json added = {{"metadata", {{"annotations", {{"added", std::string(50 << 10, 'y')}}}}}};
+  auto edited = Edit(PodTemplateEdit{.merge_patch = added, .field = "changes[0]"});
+  ASSERT_TRUE(edited.ok()) << edited.status();
+  added["metadata"]["annotations"]["added"] = std::string(60 << 10, 'y');
+  edited = Edit(PodTemplateEdit{.merge_patch = added, .field = "changes[0]"});
+  EXPECT_EQ(edited.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(edited.status().message(),
+              HasSubstr("changes[0].annotations: annotations total 266253 bytes (keys and "
+                        "values), more than the 262144 Kubernetes allows (merged with the "
+                        "template's annotations)"));
+}
+
 TEST_F(JobSetEditTest, ReplacementTemplateThenPatch) {
   Json replacement = Yaml(R"(
 metadata: {labels: {role: new}}

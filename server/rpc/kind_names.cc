@@ -7,6 +7,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/common/user_text.h"
 
 namespace wm::rpc {
 
@@ -82,13 +83,13 @@ absl::StatusOr<Gvk> KindNames::Resolve(const workloadmap::v1::ObjectRef& ref,
     if (!ref.version().empty() && k.gvk.version != ref.version()) continue;
     matches.push_back(&k);
   }
-  std::string what =
-      ref.kind().empty() ? "resource \"" + ref.resource() + "\"" : "kind \"" + ref.kind() + "\"";
+  std::string what = ref.kind().empty() ? "resource " + QuoteUserText(ref.resource())
+                                        : "kind " + QuoteUserText(ref.kind());
   if (matches.empty()) {
     return absl::FailedPreconditionError(
         absl::StrCat(field, ": no definition covers ", what,
-                     ref.group().empty() ? "" : " in group \"" + ref.group() + "\"", " in cluster ",
-                     cluster_name_));
+                     ref.group().empty() ? "" : " in group " + QuoteUserText(ref.group()),
+                     " in cluster ", cluster_name_));
   }
   std::set<std::string> groups;
   for (const Kind* k : matches) groups.insert(k->gvk.group);

@@ -2,19 +2,14 @@
 
 #include <algorithm>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/common/kube_names.h"
+#include "server/common/user_text.h"
 
 namespace wm::rpc {
 namespace {
-
-bool ValidToken(absl::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-    return absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '/';
-  });
-}
 
 // Splits at commas outside parentheses.
 std::vector<absl::string_view> SplitRequirements(absl::string_view text) {
@@ -38,10 +33,16 @@ std::vector<absl::string_view> SplitRequirements(absl::string_view text) {
 
 absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
   LabelSelector selector;
+  if (text.size() > kMaxLabelSelectorBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("label_selector: ", text.size(),
+                                                   " bytes, more than the ", kMaxLabelSelectorBytes,
+                                                   " a selector may have"));
+  }
   if (absl::StripAsciiWhitespace(text).empty()) return selector;
   for (absl::string_view part : SplitRequirements(text)) {
     auto bad = [&](absl::string_view why) {
-      return absl::InvalidArgumentError(absl::StrCat("label_selector: \"", part, "\": ", why));
+      return absl::InvalidArgumentError(
+          absl::StrCat("label_selector: ", QuoteUserText(part), ": ", why));
     };
     Requirement r;
     size_t op_at;
@@ -75,9 +76,13 @@ absl::StatusOr<LabelSelector> LabelSelector::Parse(absl::string_view text) {
       r.key = std::string(part);
       r.op = Op::kExists;
     }
-    if (!ValidToken(r.key)) return bad("invalid key");
+    if (std::string problem = QualifiedNameProblem(r.key); !problem.empty()) {
+      return bad(absl::StrCat("key ", QuoteUserText(r.key), ": ", problem));
+    }
     for (const std::string& v : r.values) {
-      if (!v.empty() && !ValidToken(v)) return bad(absl::StrCat("invalid value \"", v, "\""));
+      if (std::string problem = LabelValueProblem(v); !problem.empty()) {
+        return bad(absl::StrCat("value ", QuoteUserText(v), ": ", problem));
+      }
     }
     selector.requirements_.push_back(std::move(r));
   }

@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_RPC_LABEL_SELECTOR_H_
 #define WM_SERVER_RPC_LABEL_SELECTOR_H_
 
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -10,10 +11,17 @@
 
 namespace wm::rpc {
 
+// The longest selector accepted. Kubernetes sets none, but its keys and
+// values are bounded (253 + 1 + 63 and 63 characters), so this leaves room
+// for a few hundred requirements or values.
+inline constexpr size_t kMaxLabelSelectorBytes = 16 << 10;
+
 // A Kubernetes label selector in its string form: requirements separated by
 // commas, each `key=value`, `key==value`, `key!=value`, `key in (a,b)`,
-// `key notin (a,b)`, `key` (exists) or `!key` (does not exist). The empty
-// selector matches everything.
+// `key notin (a,b)`, `key` (exists) or `!key` (does not exist). Keys and
+// values are checked as labels.Parse checks them: keys are qualified names
+// (server/common/kube_names.h), values label values. The empty selector
+// matches everything.
 class LabelSelector {
  public:
   static absl::StatusOr<LabelSelector> Parse(absl::string_view text);

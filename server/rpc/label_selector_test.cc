@@ -98,9 +98,46 @@ TEST(LabelSelectorTest, Errors) {
   auto missing_paren = LabelSelector::Parse("a in (b");
   EXPECT_EQ(missing_paren.status().message(), "label_selector: \"a in (b\": missing )");
   auto no_key = LabelSelector::Parse("=x");
-  EXPECT_EQ(no_key.status().message(), "label_selector: \"=x\": invalid key");
+  EXPECT_EQ(no_key.status().message(),
+            "label_selector: \"=x\": key \"\": name part must be non-empty");
   auto spaces = LabelSelector::Parse("a b c");
-  EXPECT_EQ(spaces.status().message(), "label_selector: \"a b c\": invalid key");
+  EXPECT_TRUE(absl::StartsWith(spaces.status().message(),
+                               "label_selector: \"a b c\": key \"a b c\": name part must be "
+                               "alphanumeric characters"))
+      << spaces.status();
+}
+
+// Keys and values follow labels.Parse: qualified-name keys (a name of at
+// most 63 characters, a prefix of at most 253), label values.
+TEST(LabelSelectorTest, KeysAndValuesAreCheckedAsKubernetesDoes) {
+  MustParse(std::string(253, 'p') + "/" + std::string(63, 'n') + "=" + std::string(63, 'v'));
+  MustParse("example.com/Team_1.x in (a-b, C.d, )");
+  auto check = [](const std::string& text, absl::string_view expected) {
+    auto s = LabelSelector::Parse(text);
+    ASSERT_FALSE(s.ok()) << text;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_TRUE(absl::StrContains(s.status().message(), expected)) << s.status();
+    // The message quotes a short prefix of the caller's text, never all.
+    EXPECT_LT(s.status().message().size(), 512u) << s.status();
+  };
+  check(std::string(64, 'k') + "=v", "name part must be no more than 63 characters (it has 64)");
+  check(std::string(1 << 20, 'k').substr(0, kMaxLabelSelectorBytes - 1),
+        "name part must be no more than 63 characters");
+  check(std::string(254, 'p') + "/k", "prefix part must be no more than 253 characters");
+  check("Example.com/k", "prefix part must be a lowercase RFC 1123 subdomain");
+  check("a/b/c", "optional DNS subdomain prefix");
+  check("app=" + std::string(64, 'v'), "value \"vvvv");
+  check("app in (ok, -bad)", "value \"-bad\": must be empty or alphanumeric");
+  check("app!=a:b", "value \"a:b\"");
+}
+
+TEST(LabelSelectorTest, LengthIsBounded) {
+  std::string longest = "app in (" + std::string(kMaxLabelSelectorBytes - 9, ',') + ")";
+  EXPECT_TRUE(LabelSelector::Parse(longest).ok());
+  auto s = LabelSelector::Parse(std::string(200 << 10, 'a'));
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.status().message(),
+            "label_selector: 204800 bytes, more than the 16384 a selector may have");
 }
 
 }  // namespace

@@ -14,15 +14,19 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
 #include "server/common/json_path.h"
+#include "server/common/kube_names.h"
+#include "server/common/user_text.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
 #include "server/kube/object.h"
 #include "server/resolution/edit.h"
 #include "server/resolution/mutation.h"
+#include "server/resolution/pod_spec_validation.h"
 #include "server/resolution/resolver.h"
 #include "server/rpc/kind_names.h"
 #include "server/rpc/label_selector.h"
+#include "server/rpc/page_token.h"
 
 namespace wm::rpc {
 namespace {
@@ -38,8 +42,9 @@ absl::StatusOr<Cluster*> PickCluster(const WorkloadIndex& index, const std::stri
   if (Cluster* c = index.FindCluster(name)) return c;
   std::vector<std::string> names;
   for (const Cluster* c : index.clusters()) names.push_back(c->name());
-  return absl::NotFoundError(absl::StrCat(
-      "cluster \"", name, "\" is not served (clusters: ", absl::StrJoin(names, ", "), ")"));
+  return absl::NotFoundError(absl::StrCat("cluster ", QuoteUserText(name),
+                                          " is not served (clusters: ", absl::StrJoin(names, ", "),
+                                          ")"));
 }
 
 std::string NamespaceOf(const v1::ObjectRef& ref) {
@@ -58,6 +63,17 @@ absl::StatusOr<Target> FindTarget(const WorkloadIndex& index, KindNamesCache& ki
   auto cluster = PickCluster(index, ref.cluster());
   if (!cluster.ok()) return cluster.status();
   if (ref.name().empty()) return absl::InvalidArgumentError(field + ": name is required");
+  // Longer names and namespaces cannot exist; they are not echoed.
+  if (ref.name().size() > kMaxDns1123SubdomainLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".name: ", ref.name().size(), " characters, more than the ",
+                     kMaxDns1123SubdomainLength, " of a Kubernetes name"));
+  }
+  if (ref.namespace_().size() > kMaxDns1123LabelLength) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, ".namespace: ", ref.namespace_().size(), " characters, more than the ",
+                     kMaxDns1123LabelLength, " of a Kubernetes namespace"));
+  }
   auto gvk = kind_names.For(**cluster)->Resolve(ref, field);
   if (!gvk.ok()) return gvk.status();
   return Target{*cluster, *gvk, kube::ObjectKey(NamespaceOf(ref), ref.name())};
@@ -274,8 +290,9 @@ absl::StatusOr<ListFilter> MakeFilter(
                                                "Initializing", "Degraded",   "Undefined"};
   for (const std::string& s : statuses) {
     if (!kKnown.count(s)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "statuses: unknown status \"", s, "\" (one of ", absl::StrJoin(kKnown, ", "), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("statuses: unknown status ", QuoteUserText(s),
+                                                     " (one of ", absl::StrJoin(kKnown, ", "),
+                                                     ")"));
     }
     f.statuses.insert(s);
   }
@@ -310,20 +327,66 @@ absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest&
     resolution::PodTemplateEdit e;
     e.component = c.component();
     e.instance_id = c.instance_id();
+    e.field = absl::StrCat("changes[", i, "]");
+    // Every value is checked as the apiserver would check it before it
+    // goes into the patch, so that a dry run refuses what an apply would.
+    auto field = [&](absl::string_view name) { return absl::StrCat(e.field, ".", name); };
     Json patch = Json::object();
-    if (!c.scheduler_name().empty()) patch["spec"]["schedulerName"] = c.scheduler_name();
+    if (!c.scheduler_name().empty()) {
+      absl::Status s =
+          resolution::ValidateDnsSubdomainName(c.scheduler_name(), field("scheduler_name"));
+      if (!s.ok()) return s;
+      patch["spec"]["schedulerName"] = c.scheduler_name();
+    }
     if (!c.priority_class_name().empty()) {
+      absl::Status s = resolution::ValidateDnsSubdomainName(c.priority_class_name(),
+                                                            field("priority_class_name"));
+      if (!s.ok()) return s;
       patch["spec"]["priorityClassName"] = c.priority_class_name();
     }
-    for (const auto& [k, v] : c.labels()) patch["metadata"]["labels"][k] = v;
-    for (const auto& [k, v] : c.annotations()) patch["metadata"]["annotations"][k] = v;
-    for (const auto& [k, v] : c.node_selector()) patch["spec"]["nodeSelector"][k] = v;
-    if (c.has_tolerations()) patch["spec"]["tolerations"] = MessageToJson(c.tolerations());
-    if (c.has_affinity()) patch["spec"]["affinity"] = MessageToJson(c.affinity());
-    for (const auto& [container, resources] : c.container_resources()) {
-      e.container_resources[container] = MessageToJson(resources);
+    Json labels = Json::object(), annotations = Json::object(), node_selector = Json::object();
+    for (const auto& [k, v] : c.labels()) labels[k] = v;
+    for (const auto& [k, v] : c.annotations()) annotations[k] = v;
+    for (const auto& [k, v] : c.node_selector()) node_selector[k] = v;
+    if (absl::Status s = resolution::ValidateLabels(labels, field("labels")); !s.ok()) return s;
+    if (absl::Status s = resolution::ValidateAnnotations(annotations, field("annotations"));
+        !s.ok()) {
+      return s;
     }
-    if (c.has_pod_template()) e.replacement = MessageToJson(c.pod_template());
+    if (absl::Status s = resolution::ValidateLabels(node_selector, field("node_selector"));
+        !s.ok()) {
+      return s;
+    }
+    if (!labels.empty()) patch["metadata"]["labels"] = std::move(labels);
+    if (!annotations.empty()) patch["metadata"]["annotations"] = std::move(annotations);
+    if (!node_selector.empty()) patch["spec"]["nodeSelector"] = std::move(node_selector);
+    if (c.has_tolerations()) {
+      Json tolerations = MessageToJson(c.tolerations());
+      if (absl::Status s = resolution::ValidateTolerations(tolerations, field("tolerations"));
+          !s.ok()) {
+        return s;
+      }
+      patch["spec"]["tolerations"] = std::move(tolerations);
+    }
+    if (c.has_affinity()) {
+      Json affinity = MessageToJson(c.affinity());
+      if (absl::Status s = resolution::ValidateAffinity(affinity, field("affinity")); !s.ok()) {
+        return s;
+      }
+      patch["spec"]["affinity"] = std::move(affinity);
+    }
+    for (const auto& [container, resources] : c.container_resources()) {
+      Json value = MessageToJson(resources);
+      absl::Status s = resolution::ValidateResourceValues(
+          value, field(absl::StrCat("container_resources[", QuoteUserText(container), "]")));
+      if (!s.ok()) return s;
+      e.container_resources[container] = std::move(value);
+    }
+    if (c.has_pod_template()) {
+      e.replacement = MessageToJson(c.pod_template());
+      absl::Status s = resolution::ValidatePodTemplate(e.replacement, field("pod_template"));
+      if (!s.ok()) return s;
+    }
     if (patch.empty() && e.container_resources.empty() && e.replacement.is_null()) {
       return absl::InvalidArgumentError(absl::StrCat("changes[", i, "]: changes nothing"));
     }
@@ -470,9 +533,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
                              request->statuses(), request->label_selector());
     if (!filter.ok()) return filter.status();
     std::string after;
-    if (!request->page_token().empty() &&
-        !absl::WebSafeBase64Unescape(request->page_token(), &after)) {
-      return absl::InvalidArgumentError("page_token is not a token of this service");
+    if (!request->page_token().empty()) {
+      auto key = DecodePageToken(request->page_token());
+      if (!key.ok()) return key.status();
+      after = *std::move(key);
     }
     uint64_t revision = index_.revision();
     std::vector<std::pair<std::string, std::shared_ptr<const WorkloadView>>> rows;
@@ -491,7 +555,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
       row->set_age_seconds(AgeSeconds(row->creation_timestamp(), now));
     }
     if (rows.size() > static_cast<size_t>(page_size)) {
-      response->set_next_page_token(absl::WebSafeBase64Escape(rows[page_size - 1].first));
+      response->set_next_page_token(EncodePageToken(rows[page_size - 1].first));
     }
     response->set_revision(revision);
     return absl::OkStatus();
@@ -541,6 +605,16 @@ grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
     if (absl::Status s = JsonToMessage(patch, response->mutable_result()->mutable_patch());
         !s.ok()) {
       return s;
+    }
+    // An answer gRPC would refuse to send is refused here, and before the
+    // patch is applied: a client must not get an error for an apply that
+    // happened.
+    if (size_t bytes = response->ByteSizeLong();
+        bytes > static_cast<size_t>(options_.max_message_bytes)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("the answer (the mutated object and its patch) would be ", bytes,
+                       " bytes, more than the ", options_.max_message_bytes,
+                       " a message may have (--max-message-bytes); nothing was applied"));
     }
     if (!request->apply()) return absl::OkStatus();
     // Guard against a concurrent change: the patch applies only to the

@@ -30,6 +30,10 @@ class WorkloadMapService final
  public:
   struct Options {
     int max_page_size = 500;
+    // The daemon's gRPC message limit (--max-message-bytes): an answer
+    // built larger is refused with RESOURCE_EXHAUSTED saying so, rather
+    // than failing to be sent.
+    int max_message_bytes = 16 << 20;
     // Live events a WatchWorkloads stream may have queued before it is
     // ended with RESOURCE_EXHAUSTED (the client resumes from its revision).
     int watch_queue_size = 1000;

@@ -45,6 +45,7 @@ namespace v1 = workloadmap::v1;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::SizeIs;
 using ::testing::UnorderedElementsAre;
 
@@ -920,6 +921,84 @@ TEST_F(ListTest, Errors) {
   EXPECT_CODE(List(request, &response), NOT_FOUND, "cluster \"elsewhere\"");
 }
 
+// Only tokens this server issued are accepted: a guessed, altered or
+// oversized one is refused instead of listing from some position.
+TEST_F(ListTest, PageTokensThisServerDidNotIssueAreRefused) {
+  v1::ListWorkloadsRequest request;
+  request.set_page_size(2);
+  v1::ListWorkloadsResponse response;
+  ASSERT_TRUE(List(request, &response).ok());
+  const std::string issued = response.next_page_token();
+  ASSERT_FALSE(issued.empty());
+  std::string altered = issued;
+  altered[4] = altered[4] == 'A' ? 'B' : 'A';
+  for (const std::string& token :
+       {std::string("-1"), std::string("9999999999999999999999"), std::string(400, 'A'),
+        std::string(1 << 20, 'A'), altered, issued.substr(0, issued.size() - 1), "v1.." + issued,
+        // A bare base64 sort key, as earlier versions issued.
+        issued.substr(3, issued.rfind('.') - 3)}) {
+    request.set_page_token(token);
+    grpc::Status status = List(request, &response);
+    EXPECT_CODE(status, INVALID_ARGUMENT, "page_token is not one this server issued");
+    EXPECT_LT(status.error_message().size(), 512u);
+  }
+  request.set_page_token(issued);
+  EXPECT_TRUE(List(request, &response).ok());
+}
+
+TEST_F(ListTest, SelectorKeysAndLengthAreCheckedAsKubernetesDoes) {
+  v1::ListWorkloadsRequest request;
+  v1::ListWorkloadsResponse response;
+  request.set_label_selector(std::string(1 << 20, 'k') + "=v");
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT,
+              "label_selector: 1048578 bytes, more than the 16384 a selector may have");
+  request.set_label_selector(std::string(100, 'k') + "=v");
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT,
+              "name part must be no more than 63 characters (it has 100)");
+  request.set_label_selector("team=" + std::string(64, 'v'));
+  EXPECT_CODE(List(request, &response), INVALID_ARGUMENT, "must be no more than 63 characters");
+  request.set_label_selector(std::string(63, 'k') + "=" + std::string(63, 'v'));
+  EXPECT_TRUE(List(request, &response).ok());
+}
+
+// No error echoes a caller's text whole: gRPC sends the message in the
+// trailers, and one past their limit reaches the client as another error.
+TEST_F(ListTest, ErrorsQuoteAShortPrefixOfWhatWasSent) {
+  v1::ListWorkloadsResponse response;
+  auto check = [&](const v1::ListWorkloadsRequest& request, grpc::StatusCode code,
+                   const std::string& expected) {
+    grpc::Status status = List(request, &response);
+    EXPECT_EQ(status.error_code(), code) << status.error_message().substr(0, 200);
+    EXPECT_THAT(status.error_message(), HasSubstr(expected));
+    EXPECT_LT(status.error_message().size(), 512u);
+  };
+  v1::ListWorkloadsRequest request;
+  request.set_label_selector("team in (" + std::string(12 << 10, 'x') + ", -bad)");
+  check(request, grpc::StatusCode::INVALID_ARGUMENT, "label_selector: \"team in (xxxx");
+  request = {};
+  request.add_statuses(std::string(200 << 10, 'S'));
+  check(request, grpc::StatusCode::INVALID_ARGUMENT, "(204800 bytes)");
+  request = {};
+  request.set_cluster(std::string(200 << 10, 'c'));
+  check(request, grpc::StatusCode::NOT_FOUND, "cluster \"cccc");
+}
+
+TEST_F(ServiceTest, RefErrorsDoNotEchoLongNames) {
+  v1::ResolveWorkloadRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.mutable_ref()->set_name(std::string(200 << 10, 'n'));
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  EXPECT_CODE(status, INVALID_ARGUMENT,
+              "ref.name: 204800 characters, more than the 253 of a Kubernetes name");
+  EXPECT_LT(status.error_message().size(), 512u);
+  request.mutable_ref()->set_name("demo");
+  request.mutable_ref()->set_kind(std::string(200 << 10, 'K'));
+  status = Resolve(request, &response);
+  EXPECT_CODE(status, FAILED_PRECONDITION, "ref: no definition covers kind \"KKKK");
+  EXPECT_LT(status.error_message().size(), 512u);
+}
+
 TEST_F(ListTest, Paging) {
   v1::ListWorkloadsRequest request;
   request.set_page_size(2);
@@ -1131,6 +1210,131 @@ TEST_F(ServiceTest, MutateErrors) {
     EXPECT_CODE(Mutate(request, &response), NOT_FOUND, "JobSet default/nope not found");
   }
   EXPECT_THAT(cluster_->patches(), IsEmpty());
+}
+
+template <typename Message>
+Message FromYaml(const std::string& yaml) {
+  Message message;
+  auto status = google::protobuf::util::JsonStringToMessage(
+      ParseYamlDocuments(yaml).value().at(0).dump(), &message);
+  EXPECT_TRUE(status.ok()) << status;
+  return message;
+}
+
+// A dry run refuses what the apiserver would refuse, naming the request
+// field, and puts nothing in a patch.
+TEST_F(ServiceTest, MutateRefusesValuesTheApiserverWould) {
+  v1::MutatePodSpecsResponse response;
+  auto mutate = [&](const std::function<void(v1::PodTemplateChange*)>& fill) {
+    v1::MutatePodSpecsRequest request;
+    *request.mutable_ref() = DemoRef();
+    request.add_changes()->set_scheduler_name("kai-scheduler");
+    fill(request.add_changes());
+    response.Clear();
+    return Mutate(request, &response);
+  };
+  EXPECT_CODE(mutate([](auto* c) {
+                c->mutable_tolerations()->CopyFrom(FromYaml<google::protobuf::ListValue>(
+                    "[{key: a, operator: Exists}, {key: b, operator: Maybe}]"));
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].tolerations[1].operator: \"Maybe\" is not one of Exists, Equal");
+  EXPECT_FALSE(response.has_result());
+  EXPECT_CODE(mutate([](auto* c) {
+                (*c->mutable_container_resources())["worker"] =
+                    FromYaml<google::protobuf::Struct>("{requests: {cpu: lots}}");
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].container_resources[\"worker\"].requests[\"cpu\"]: \"lots\" is not a "
+              "quantity");
+  EXPECT_CODE(mutate([](auto* c) {
+                (*c->mutable_container_resources())["worker"] =
+                    FromYaml<google::protobuf::Struct>("{limits: {memory: '-3'}}");
+              }),
+              INVALID_ARGUMENT, "must be greater than or equal to 0");
+  EXPECT_CODE(mutate([](auto* c) {
+                (*c->mutable_container_resources())["worker"] =
+                    FromYaml<google::protobuf::Struct>("{requests: 5}");
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].container_resources[\"worker\"].requests: must be a map of resource "
+              "names to quantities");
+  EXPECT_CODE(mutate([](auto* c) { (*c->mutable_labels())["bad key"] = "v"; }), INVALID_ARGUMENT,
+              "changes[1].labels key: \"bad key\"");
+  EXPECT_CODE(mutate([](auto* c) { (*c->mutable_labels())["team"] = std::string(64, 'v'); }),
+              INVALID_ARGUMENT, "changes[1].labels[\"team\"]");
+  EXPECT_CODE(mutate([](auto* c) { (*c->mutable_annotations())["a/b/c"] = "v"; }), INVALID_ARGUMENT,
+              "changes[1].annotations key: \"a/b/c\"");
+  EXPECT_CODE(mutate([](auto* c) { (*c->mutable_node_selector())["pool"] = "g p u"; }),
+              INVALID_ARGUMENT, "changes[1].node_selector[\"pool\"]");
+  EXPECT_CODE(mutate([](auto* c) {
+                c->mutable_affinity()->CopyFrom(FromYaml<google::protobuf::Struct>(
+                    "{nodeAffinity: {requiredDuringSchedulingIgnoredDuringExecution: "
+                    "{nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Near}]}]}}}"));
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+              "nodeSelectorTerms[0].matchExpressions[0].operator");
+  EXPECT_CODE(mutate([](auto* c) { c->set_priority_class_name("High Priority"); }),
+              INVALID_ARGUMENT, "changes[1].priority_class_name: \"High Priority\"");
+  EXPECT_CODE(mutate([](auto* c) {
+                c->mutable_pod_template()->CopyFrom(FromYaml<google::protobuf::Struct>(
+                    "{spec: {tolerations: [{key: a, operator: Exists, value: v}]}}"));
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].pod_template.spec.tolerations[0].value: must be empty when operator "
+              "is Exists");
+  // A request that is valid alone but not with the container's limit.
+  EXPECT_CODE(mutate([](auto* c) {
+                c->set_instance_id("worker");
+                (*c->mutable_container_resources())["worker"] =
+                    FromYaml<google::protobuf::Struct>("{requests: {nvidia.com/gpu: '2'}}");
+              }),
+              INVALID_ARGUMENT,
+              "changes[1].container_resources[\"worker\"].requests[\"nvidia.com/gpu\"]: 2 must be "
+              "equal to the \"nvidia.com/gpu\" limit 4");
+  // The same values, valid, go through.
+  grpc::Status ok = mutate([](auto* c) {
+    c->set_instance_id("worker");
+    c->mutable_tolerations()->CopyFrom(FromYaml<google::protobuf::ListValue>(
+        "[{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"));
+    (*c->mutable_labels())["example.com/team"] = "ml";
+    (*c->mutable_container_resources())["worker"] =
+        FromYaml<google::protobuf::Struct>("{requests: {cpu: 500m, nvidia.com/gpu: '4'}}");
+  });
+  EXPECT_TRUE(ok.ok()) << ok.error_message();
+  EXPECT_THAT(cluster_->patches(), IsEmpty());
+}
+
+// An answer larger than a message may be is refused with the reason, and
+// nothing is applied, rather than failing to be sent.
+TEST_F(ServiceTest, MutateAnswerOverTheMessageLimitIsRefused) {
+  Start({.max_message_bytes = 1 << 20});
+  v1::MutatePodSpecsRequest request;
+  *request.mutable_ref() = DemoRef();
+  request.set_apply(true);
+  // 300 KB of arguments in each of the two templates: the object and the
+  // patch hold it twice each.
+  Json pod_template = {
+      {"spec",
+       {{"containers", Json::array({{{"name", "worker"},
+                                     {"args", Json::array({std::string(300 << 10, 'a')})}}})}}}};
+  google::protobuf::Struct replacement;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(pod_template.dump(), &replacement).ok());
+  *request.add_changes()->mutable_pod_template() = replacement;
+  v1::MutatePodSpecsResponse response;
+  grpc::Status status = Mutate(request, &response);
+  EXPECT_CODE(status, RESOURCE_EXHAUSTED, "more than the 1048576 a message may have");
+  EXPECT_THAT(status.error_message(), HasSubstr("nothing was applied"));
+  EXPECT_THAT(cluster_->patches(), IsEmpty());
+  // Half of it fits.
+  (*request.mutable_changes(0)) = {};
+  pod_template["spec"]["containers"][0]["args"][0] = std::string(100 << 10, 'a');
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(pod_template.dump(), &replacement).ok());
+  *request.mutable_changes(0)->mutable_pod_template() = replacement;
+  request.set_apply(false);
+  status = Mutate(request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
 }
 
 TEST(SnapshotServiceTest, MutateApplyIsReadOnly) {
@@ -1458,6 +1662,22 @@ TEST_F(ServiceTest, WatchResumeOutOfRange) {
     EXPECT_FALSE(reader->Read(&event)) << Describe(event);
     EXPECT_CODE(reader->Finish(), OUT_OF_RANGE, absl::StrCat("revision ", revision));
   }
+}
+
+TEST_F(ServiceTest, WatchResumeFromTheFutureSaysSo) {
+  const uint64_t current = harness_->index().revision();
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::WatchWorkloadsRequest request;
+  request.set_resume_revision(current + 1000);
+  auto reader = stub().WatchWorkloads(&context, request);
+  v1::WorkloadEvent event;
+  EXPECT_FALSE(reader->Read(&event)) << Describe(event);
+  grpc::Status status = reader->Finish();
+  EXPECT_CODE(status, OUT_OF_RANGE,
+              absl::StrCat("revision ", current + 1000,
+                           " is ahead of the daemon's current revision ", current));
+  EXPECT_THAT(status.error_message(), Not(HasSubstr("no longer in")));
 }
 
 // A client that does not read while events pile up is cut off with

@@ -387,7 +387,13 @@ absl::StatusOr<WorkloadIndex::Subscription> WorkloadIndex::Subscribe(Listener li
   Subscription s;
   s.revision = revision_;
   if (resume_after != 0) {
-    if (resume_after < oldest_resumable_ || resume_after > revision_) {
+    if (resume_after > revision_) {
+      return absl::OutOfRangeError(absl::StrCat(
+          "revision ", resume_after, " is ahead of the daemon's current revision ", revision_,
+          " (a revision of an earlier daemon process, or not one this daemon issued); watch "
+          "again without resume_revision"));
+    }
+    if (resume_after < oldest_resumable_) {
       return absl::OutOfRangeError(absl::StrCat(
           "revision ", resume_after, " is no longer in the daemon's history (", oldest_resumable_,
           "..", revision_, "); watch again without resume_revision"));
