@@ -301,7 +301,9 @@ absl::StatusOr<Token> Lexer::NextInCode() {
                    std::string(source_.substr(begin + 1, end - begin - 1)));
     }
     case '@': {
-      if (!IsIdentStart(next)) return Error(begin, "expected a format name after \"@\"");
+      // Unlike other names, a format name may start with a digit ("@0" is a
+      // format, undefined at run time).
+      if (!IsIdentTail(next)) return Error(begin, "expected a format name after \"@\"");
       size_t end = begin + 1;
       while (end < source_.size() && IsIdentTail(source_[end])) ++end;
       return token(TokenKind::kFormat, end - begin,

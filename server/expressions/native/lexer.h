@@ -15,7 +15,9 @@
 //    run an invalid number ("0..", "0then", "1e"); the literal text is kept
 //    as written (gojq turns integers that do not fit an int into big
 //    integers, so the evaluator needs the digits);
-//  - `name::name` and `$name::name` are module-qualified names;
+//  - `name::name` and `$name::name` are module-qualified names; a format
+//    `@name` may start with a digit (`@0` lexes; it is undefined at run
+//    time);
 //  - `?//` is always the destructuring alternative, so `.a?//1` does not
 //    lex as `.a? // 1` (as in gojq);
 //  - strings decode JSON escapes plus `\(`, which starts an interpolation

@@ -42,6 +42,7 @@ TEST(LexerTest, NamesFieldsVariablesAndFormats) {
   EXPECT_EQ(Tokens(".foo .and .if ._"), (V{".foo=foo", ".and=and", ".if=if", "._=_"}));
   EXPECT_EQ(Tokens("$x $__loc__ $m::v"), (V{"$x=x", "$__loc__=__loc__", "$m::v=m::v"}));
   EXPECT_EQ(Tokens("@base64d @sh"), (V{"@base64d=@base64d", "@sh=@sh"}));
+  EXPECT_EQ(Tokens("@0 @1a"), (V{"@0=@0", "@1a=@1a"}));  // as in gojq
   // "a::" without a name after it is a name and two colons.
   EXPECT_EQ(Tokens("a::1"), (V{"a=a", ":", ":", "1=1"}));
   EXPECT_EQ(Kinds("if then elif else end and or not"),
@@ -168,7 +169,7 @@ TEST(LexerTest, OtherCharactersAreErrorsWithTheirPosition) {
   EXPECT_EQ(Tokens("1 \xFF"), (V{"1=1", "error: 1:3: invalid UTF-8 byte"}));
   EXPECT_EQ(Tokens("\f1"), (V{"error: 1:1: unexpected character \"\f\""}));
   EXPECT_EQ(Tokens("$1"), (V{"error: 1:1: expected a variable name after \"$\""}));
-  EXPECT_EQ(Tokens("@1"), (V{"error: 1:1: expected a format name after \"@\""}));
+  EXPECT_EQ(Tokens("@-"), (V{"error: 1:1: expected a format name after \"@\""}));
   EXPECT_EQ(Tokens(std::string("1\0", 2)), (V{"1=1", "error: 1:2: unexpected NUL byte"}));
 }
 

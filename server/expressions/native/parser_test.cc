@@ -140,6 +140,8 @@ TEST(ParserTest, StringsTemplatesAndFormats) {
       {"\"x\\\\(not interpolated)\"", "\"x\\\\(not interpolated)\""},
       {"@base64", "@base64"},
       {"@base64d", "@base64d"},
+      {"@0", "@0"},
+      {"@foo?, @bar\"\\(0)\"?, 1", "(((@foo)? , (@bar \"\\(0)\")?) , 1)"},
       {"@json \"x\"", "@json \"x\""},
       {"@base64 \"x\\(.)y\"", "@base64 \"x\\(.)y\""},
       {"@sh \"echo \\(.a)\"", "@sh \"echo \\(.a)\""},
