@@ -1,5 +1,7 @@
 #include "server/expressions/native/parser.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <utility>
@@ -774,10 +776,11 @@ class Parser {
 }  // namespace
 
 absl::StatusOr<NodePtr> Parse(absl::string_view source, const ParseLimits& limits) {
-  if (source.size() > limits.max_source_bytes) {
+  // Spans are 32-bit offsets, whatever the limit says.
+  size_t max_bytes = std::min<size_t>(limits.max_source_bytes, UINT32_MAX);
+  if (source.size() > max_bytes) {
     return absl::InvalidArgumentError(absl::StrCat("expression is ", source.size(),
-                                                   " bytes; the limit is ", limits.max_source_bytes,
-                                                   " bytes"));
+                                                   " bytes; the limit is ", max_bytes, " bytes"));
   }
   return Parser(source, limits).ParseProgram();
 }

@@ -72,7 +72,8 @@
 namespace wm::expressions::native {
 
 struct ParseLimits {
-  // Longer sources fail with InvalidArgument before anything is read.
+  // Longer sources fail with InvalidArgument before anything is read
+  // (spans are 32-bit offsets, so the bound is at most 4 GiB - 1).
   size_t max_source_bytes = 64 << 10;
   // Deeper nesting (parentheses, brackets, operands chained left or right,
   // suffix chains) fails with InvalidArgument naming the bound.
