@@ -1,5 +1,7 @@
 #include "server/expressions/native/parser.h"
 
+#include <cctype>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -690,6 +692,225 @@ TEST(ParserTest, NestingWithinTheBoundParses) {
   EXPECT_TRUE(Parse("[[1]]", shallow).ok());
   EXPECT_EQ(Canonical("[[[1]]]", shallow),
             "error: 1:4: expression nests deeper than 3 levels (the parser's max_depth)");
+}
+
+// Random sequences of jq tokens: parsing either fails with a positioned
+// message or gives a tree whose canonical text parses back to it.
+TEST(ParserTest, RandomTokenSequencesParseOrFailCleanly) {
+  const std::vector<std::string> tokens = {
+      ".",     "..",   ".a",      ".if",    "$x",    "$__loc__", "f",       "g(",
+      "1",     "1.5",  "\"s\"",   "\"a\\(", ")",     "(",        "[",       "]",
+      "{",     "}",    ":",       ";",      ",",     "|",        "//",      "=",
+      "|=",    "+=",   "==",      "<",      "+",     "-",        "*",       "/",
+      "%",     "?",    "?//",     "as",     "and",   "or",       "if",      "then",
+      "elif",  "else", "end",     "try",    "catch", "reduce",   "foreach", "label",
+      "break", "def",  "@base64", "null",   "a:",    "\"k\":",   "$y"};
+  std::mt19937 random(13);
+  int parsed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    std::string source;
+    int length = 1 + static_cast<int>(random() % 12);
+    for (int j = 0; j < length; ++j) source += tokens[random() % tokens.size()] + " ";
+    absl::StatusOr<NodePtr> tree = Parse(source);
+    if (!tree.ok()) {
+      EXPECT_TRUE(absl::IsInvalidArgument(tree.status())) << source;
+      EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(tree.status().message()[0]))) << source;
+      continue;
+    }
+    ++parsed;
+    ExpectRoundTrip(source);
+  }
+  EXPECT_GT(parsed, 100);  // the sequences do exercise the printer
+}
+
+// Builds random trees of every kind, within the shapes the grammar can
+// express (a template without format has an interpolation, text runs are
+// not adjacent, shorthand entries have simple keys).
+class TreeGenerator {
+ public:
+  explicit TreeGenerator(uint32_t seed) : random_(seed) {}
+
+  NodePtr Expression(int depth) {
+    if (depth <= 0) return Leaf();
+    switch (Pick(16)) {
+      case 0:
+        return Leaf();
+      case 1:
+        return Make(NodeKind::kIndex, List(Expression(depth - 1), Key(depth - 1)));
+      case 2: {
+        // At least one bound: `x[:]` is not jq.
+        NodePtr from = Maybe(depth - 1);
+        NodePtr to = !from || Pick(2) ? Expression(depth - 1) : nullptr;
+        return Make(NodeKind::kSlice, List(Expression(depth - 1), std::move(from), std::move(to)));
+      }
+      case 3:
+        return Make(Pick(2) ? NodeKind::kIterate : NodeKind::kOptional,
+                    List(Expression(depth - 1)));
+      case 4:
+        return Template(depth - 1, Pick(2) ? "" : "@base64");
+      case 5: {
+        std::vector<NodePtr> entries;
+        for (int i = Pick(3); i > 0; --i) entries.push_back(Entry(depth - 1));
+        return Make(NodeKind::kObject, std::move(entries));
+      }
+      case 6: {
+        std::vector<NodePtr> args;
+        for (int i = Pick(3); i > 0; --i) args.push_back(Expression(depth - 1));
+        return Make(NodeKind::kCall, std::move(args), "f");
+      }
+      case 7:
+        return Make(Pick(2) ? NodeKind::kNegate : NodeKind::kUnaryPlus,
+                    List(Expression(depth - 1)));
+      case 8: {
+        static const NodeKind kBinary[] = {
+            NodeKind::kPipe,     NodeKind::kComma,     NodeKind::kAlternative, NodeKind::kAssign,
+            NodeKind::kUpdate,   NodeKind::kUpdateAlt, NodeKind::kOr,          NodeKind::kAnd,
+            NodeKind::kEqual,    NodeKind::kLess,      NodeKind::kAdd,         NodeKind::kSubtract,
+            NodeKind::kMultiply, NodeKind::kModulo};
+        return Make(kBinary[Pick(std::size(kBinary))],
+                    List(Expression(depth - 1), Expression(depth - 1)));
+      }
+      case 9: {
+        std::vector<NodePtr> children = List(Expression(depth - 1), Expression(depth - 1));
+        for (int i = 1 + Pick(2); i > 0; --i) children.push_back(Pattern(depth - 1));
+        return Make(NodeKind::kBind, std::move(children));
+      }
+      case 10:
+        return Make(NodeKind::kReduce, List(Expression(depth - 1), Pattern(depth - 1),
+                                            Expression(depth - 1), Expression(depth - 1)));
+      case 11:
+        return Make(NodeKind::kForeach,
+                    List(Expression(depth - 1), Pattern(depth - 1), Expression(depth - 1),
+                         Expression(depth - 1), Maybe(depth - 1)));
+      case 12:
+        return Make(NodeKind::kIf,
+                    List(Expression(depth - 1), Expression(depth - 1), Maybe(depth - 1)));
+      case 13:
+        return Make(NodeKind::kTry, List(Expression(depth - 1), Maybe(depth - 1)));
+      case 14:
+        return Pick(2) ? Make(NodeKind::kLabel, List(Expression(depth - 1)), "l")
+                       : Make(NodeKind::kArray, List(Expression(depth - 1)));
+      default:
+        return std::make_unique<const Node>(
+            NodeKind::kFuncDef, Span{}, "f", List(Expression(depth - 1), Expression(depth - 1)),
+            Pick(2) ? std::vector<std::string>{"g", "$x"} : std::vector<std::string>{});
+    }
+  }
+
+ private:
+  int Pick(size_t n) { return static_cast<int>(random_() % n); }
+
+  template <typename... Children>
+  static std::vector<NodePtr> List(Children... children) {
+    std::vector<NodePtr> list;
+    (list.push_back(std::move(children)), ...);
+    return list;
+  }
+
+  static NodePtr Make(NodeKind kind, std::vector<NodePtr> children, std::string text = "") {
+    return std::make_unique<const Node>(kind, Span{}, std::move(text), std::move(children));
+  }
+
+  NodePtr Maybe(int depth) { return Pick(2) ? Expression(depth) : nullptr; }
+
+  NodePtr Leaf() {
+    switch (Pick(10)) {
+      case 0:
+        return Make(NodeKind::kIdentity, {});
+      case 1:
+        return Make(NodeKind::kRecurse, {});
+      case 2:
+        return Make(NodeKind::kNull, {});
+      case 3:
+        return Make(NodeKind::kNumber, {}, Pick(2) ? "1" : "2.5e3");
+      case 4:
+        return Make(NodeKind::kString, {}, Pick(2) ? "a b" : "if");
+      case 5:
+        return Make(NodeKind::kFormat, {}, "@json");
+      case 6:
+        return Make(NodeKind::kVariable, {}, "x");
+      case 7:
+        return Make(NodeKind::kBreak, {}, "l");
+      case 8:
+        return Make(NodeKind::kCall, {}, "empty");
+      default:
+        return Make(NodeKind::kTrue, {});
+    }
+  }
+
+  NodePtr Key(int depth) {
+    return Pick(2) ? Make(NodeKind::kString, {}, Pick(2) ? "name" : "two words")
+                   : Expression(depth);
+  }
+
+  NodePtr Template(int depth, std::string format) {
+    std::vector<NodePtr> parts;
+    bool text_last = false;
+    for (int i = Pick(4); i >= 0; --i) {
+      if (!text_last && Pick(2)) {
+        parts.push_back(Make(NodeKind::kTemplateText, {}, "t\"\\\n"));
+        text_last = true;
+      } else {
+        parts.push_back(Expression(depth));
+        text_last = false;
+      }
+    }
+    if (format.empty() && text_last && parts.size() == 1) parts.push_back(Expression(depth));
+    return Make(NodeKind::kTemplate, std::move(parts), std::move(format));
+  }
+
+  NodePtr Entry(int depth) {
+    switch (Pick(4)) {
+      case 0:
+        return Make(NodeKind::kObjectEntry,
+                    List(Make(NodeKind::kString, {}, "k"), Pick(2) ? Expression(depth) : nullptr));
+      case 1:
+        return Make(NodeKind::kObjectEntry, List(Make(NodeKind::kVariable, {}, "v"),
+                                                 Pick(2) ? Expression(depth) : nullptr));
+      case 2:
+        return Make(NodeKind::kObjectEntry,
+                    List(Template(depth, ""), Pick(2) ? Expression(depth) : nullptr));
+      default:
+        return Make(NodeKind::kObjectEntry, List(Expression(depth), Expression(depth)));
+    }
+  }
+
+  NodePtr Pattern(int depth) {
+    if (depth <= 0) return Make(NodeKind::kPatternVariable, {}, "p");
+    switch (Pick(3)) {
+      case 0:
+        return Make(NodeKind::kPatternVariable, {}, "p");
+      case 1: {
+        std::vector<NodePtr> elements;
+        for (int i = 1 + Pick(2); i > 0; --i) elements.push_back(Pattern(depth - 1));
+        return Make(NodeKind::kPatternArray, std::move(elements));
+      }
+      default: {
+        std::vector<NodePtr> entries;
+        entries.push_back(
+            Make(NodeKind::kPatternEntry,
+                 List(Make(NodeKind::kVariable, {}, "q"), Pick(2) ? Pattern(depth - 1) : nullptr)));
+        entries.push_back(Make(NodeKind::kPatternEntry, List(Key(depth - 1), Pattern(depth - 1))));
+        return Make(NodeKind::kPatternObject, std::move(entries));
+      }
+    }
+  }
+
+  std::mt19937 random_;
+};
+
+// Any tree the grammar can express prints as text that parses back to it:
+// the canonical form is unambiguous.
+TEST(ParserTest, RandomTreesPrintAsTextThatParsesBackToThem) {
+  TreeGenerator generator(13);
+  for (int i = 0; i < 3000; ++i) {
+    NodePtr tree = generator.Expression(5);
+    std::string printed = ToString(*tree);
+    absl::StatusOr<NodePtr> parsed = Parse(printed);
+    ASSERT_TRUE(parsed.ok()) << parsed.status() << "\nprinted: " << printed;
+    EXPECT_TRUE(SameTree(*tree, **parsed))
+        << "printed: " << printed << "\nreparsed: " << ToString(**parsed);
+  }
 }
 
 }  // namespace
