@@ -25,27 +25,30 @@
 // token of the enclosing construct, so they end the comma or pipe chain
 // they start in: `a, b as $x | c, d` is `a, (b as $x | (c, d))`.
 //
-// Where gojq differs from jq 1.6 (and the descent follows gojq):
+// Where gojq differs from jq 1.6 (parser.y at jq-1.6; the descent follows
+// gojq):
 //  - `as` binds the whole expression on its left, not just the last term:
 //    gojq's rule is `query as patterns | query`, and as `as` has higher
 //    precedence than ',' and '|' but no binary operator rule can shift it,
 //    the left side is the longest expr before it. So
 //    `A and B and (C) as $s | body` is `(A and B and (C)) as $s | body`,
-//    where jq 1.6 (`Term as Patterns | Pipe`) reads
+//    where jq 1.6 (`Term as Patterns | Exp`) reads
 //    `A and B and ((C) as $s | body)`. Likewise `1 + 2 as $x | $x` is 3.
 //  - `reduce`/`foreach` take an expr as source (`reduce .[] + 1 as $x ...`),
 //    jq 1.6 a term.
-//  - `try` takes a term as body and as handler: `1 + try 2 catch 3 + 4` is
-//    `(1 + (try 2 catch 3)) + 4`.
+//  - an object value is an expr (`{a: 1 + 2}`); jq 1.6 takes only terms,
+//    `-`, and `|`.
 //  - `if` without `else` is allowed (it means `else .`).
-//  - `$ x` (a space after `$`), keywords as function names (`def true:`)
-//    and `def m::f:` are rejected; `$__loc__` is an ordinary variable (gojq
-//    does not define it).
-//  - object keys may be any keyword (`{if: 1}`, `{and}`) and `.and`,
-//    `.if` index; `{$x: v}` keys by $x's value; `{@base64: v}` is an error
-//    in both.
-//  - number literals are kept as text: gojq evaluates integer literals
-//    that do not fit an int as big integers, not doubles.
+//  - keywords are object keys alone too (`{if}`, `{and}`), and `{$x: v}`
+//    keys by $x's value; jq 1.6 has neither.
+//  - `$ x` (a space after `$`) and keywords as function names
+//    (`def true:`) are rejected; `$__loc__` is an ordinary variable (gojq
+//    does not define it; jq 1.6 does).
+//  - a postfix `?` protects only the last suffix step (see kOptional).
+// Both bind `try` tightly: its body and handler are terms, so
+// `1 + try 2 catch 3 + 4` is `(1 + (try 2 catch 3)) + 4`. Number literals
+// are kept as text: gojq evaluates integer literals that do not fit an int
+// as big integers, not doubles.
 // Not accepted: the module system (`module`, `import`, `include`): gojq
 // parses it but our expressions cannot load modules, so it is an error
 // here rather than at compile time. A program that defines functions but
