@@ -80,6 +80,13 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
   return absl::DeadlineExceededError("workloadmapd did not become ready:\n" + Log());
 }
 
+bool DaemonProcess::Running() {
+  if (pid_ <= 0) return false;
+  int status = 0;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+  return pid_ > 0;
+}
+
 int DaemonProcess::Stop(absl::Duration timeout) {
   if (pid_ <= 0) return -1;
   kill(pid_, SIGTERM);

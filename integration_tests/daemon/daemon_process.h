@@ -28,6 +28,11 @@ class DaemonProcess {
 
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   int metrics_port() const { return metrics_port_; }
+  // The daemon's process id while it runs (for /proc/PID), else -1.
+  pid_t pid() const { return pid_; }
+  // Whether the process is still running (false once it has exited, say
+  // crashed; then it is reaped and pid() is -1).
+  bool Running();
   const std::string& log_path() const { return log_path_; }
   std::string Log() const;
   workloadmap::v1::WorkloadMap::Stub& stub() { return *stub_; }

@@ -35,6 +35,7 @@
 #include "server/kube/store.h"
 #include "server/rpc/cluster.h"
 #include "server/rpc/snapshot_cluster.h"
+#include "server/rpc/testing/service_harness.h"
 #include "server/rpc/workload_index.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -247,62 +248,13 @@ class TestCluster final : public Cluster {
 
 // ---- The server ------------------------------------------------------------
 
-// A WorkloadIndex over `clusters` (which outlive it), the service over it
-// on a real gRPC server on a loopback port, and a client stub.
-class Harness {
+// The service over `clusters` on a real gRPC server, with the shared engine.
+class Harness : public testing::ServiceHarness {
  public:
-  struct Call {
-    std::string method;
-    grpc::StatusCode code;
-  };
-
   Harness(const std::vector<Cluster*>& clusters, WorkloadMapService::Options options)
-      : index_(Engine(), WorkloadIndex::Options{}) {
-    for (Cluster* c : clusters) index_.AddCluster(c);
-    index_.Start();
-    service_ = std::make_unique<WorkloadMapService>(
-        index_, Engine(), options,
-        [this](const char* method, grpc::StatusCode code, absl::Duration) {
-          std::unique_lock lock(mu_);
-          calls_.push_back({method, code});
-        });
-    service_->SetReady(true);
-    grpc::ServerBuilder builder;
-    int port = 0;
-    builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    builder.RegisterService(service_.get());
-    server_ = builder.BuildAndStart();
-    EXPECT_NE(server_, nullptr);
-    EXPECT_GT(port, 0);
-    channel_ =
-        grpc::CreateChannel(absl::StrCat("127.0.0.1:", port), grpc::InsecureChannelCredentials());
-    stub_ = v1::WorkloadMap::NewStub(channel_);
+      : ServiceHarness(clusters, Engine(), options) {
+    EXPECT_TRUE(started());
   }
-
-  ~Harness() {
-    if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
-    server_.reset();
-    service_.reset();
-    index_.Stop();
-  }
-
-  WorkloadIndex& index() { return index_; }
-  WorkloadMapService& service() { return *service_; }
-  v1::WorkloadMap::Stub& stub() { return *stub_; }
-  std::shared_ptr<grpc::Channel> channel() { return channel_; }
-  std::vector<Call> calls() const {
-    std::unique_lock lock(mu_);
-    return calls_;
-  }
-
- private:
-  WorkloadIndex index_;
-  std::unique_ptr<WorkloadMapService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::WorkloadMap::Stub> stub_;
-  mutable std::mutex mu_;
-  std::vector<Call> calls_;
 };
 
 v1::ObjectRef DemoRef() {
