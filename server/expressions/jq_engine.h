@@ -21,9 +21,12 @@ inline constexpr int64_t kDefaultJqMemoryLimitBytes = int64_t{512} << 20;
 // holds a workload with a few hundred pods.
 inline constexpr int64_t kMinJqWorkerMemoryBytes = int64_t{64} << 20;
 // The share an automatically sized pool leaves each worker at least (fewer
-// workers rather than smaller ones): 128 MiB holds ~15 MiB of JSON loaded
-// into one session, about the largest inline request (16 MiB messages).
-inline constexpr int64_t kAutoJqWorkerMemoryBytes = int64_t{128} << 20;
+// workers rather than smaller ones). Measured: libjq holds a loaded input in
+// about 8 bytes per byte of its JSON, and a session loads every pod of the
+// workload it resolves, so 256 MiB holds the largest inline request (16 MiB
+// messages) or a cached workload of tens of thousands of pods; the default
+// limit thus gets 2 workers whatever the node's CPUs.
+inline constexpr int64_t kAutoJqWorkerMemoryBytes = int64_t{256} << 20;
 
 struct JqEngineOptions {
   // Path of the wm-jq-worker binary. Empty: $WM_JQ_WORKER, else next to the

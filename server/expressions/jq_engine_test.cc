@@ -222,14 +222,21 @@ TEST(PlanJqPoolTest, DividesTheLimitAmongTheWorkers) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->workers, 2);
   EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
-  plan = PlanJqPool(options, 3);
+  // ...but no more than leave each 256 MiB: a 64-CPU node gets 2 of 512 MiB,
+  // 4 of 1 GiB.
+  plan = PlanJqPool(options, 64);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->workers, 3);
-  // ...but no more than leave each 128 MiB: a 64-CPU node gets 4.
+  EXPECT_EQ(plan->workers, 2);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
+  options.memory_limit_bytes = int64_t{1} << 30;
   plan = PlanJqPool(options, 64);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->workers, 4);
-  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{128} << 20);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
+  plan = PlanJqPool(options, 3);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 3);
+  options.memory_limit_bytes = kDefaultJqMemoryLimitBytes;
   // A count given explicitly is kept while each share is at least 64 MiB.
   options.workers = 8;
   plan = PlanJqPool(options, 2);
