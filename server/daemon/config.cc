@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <initializer_list>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -23,7 +24,9 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "server/common/json.h"
+#include "server/common/quantity.h"
 #include "server/common/yaml_json.h"
+#include "server/expressions/jq_engine.h"
 
 namespace wm::daemon {
 namespace {
@@ -59,6 +62,19 @@ absl::Status ParseNonNegativeInt(absl::string_view text, int* out) {
     return Reason("must be a non-negative integer (at most 2147483647)");
   }
   *out = value;
+  return absl::OkStatus();
+}
+
+// Bytes as a Kubernetes quantity ("512Mi", "1Gi", "536870912"), whole and at
+// least `min` (whose message spells it in MiB).
+absl::Status ParseBytes(absl::string_view text, int64_t min, int64_t* out) {
+  absl::StatusOr<Quantity> quantity = ParseQuantity(text);
+  if (!quantity.ok() || quantity->milli < 0 || quantity->milli % 1000 != 0 ||
+      quantity->milli == std::numeric_limits<int64_t>::max()) {
+    return Reason("must be a number of bytes, as in 512Mi, 1Gi or 536870912");
+  }
+  if (quantity->Units() < min) return Reason(absl::StrCat("must be at least ", min >> 20, "Mi"));
+  *out = quantity->Units();
   return absl::OkStatus();
 }
 
@@ -385,6 +401,21 @@ constexpr Option kOptions[] = {
      "CPU the process may use (affinity mask and cgroup CPU quota), at least 2.",
      [](Config& c, absl::string_view v) { return ParseNonNegativeInt(v, &c.jq_workers); }, nullptr,
      &ShowInt<&Config::jq_workers>},
+    {"jq-memory-limit", "WM_JQ_MEMORY_LIMIT", "jq-memory-limit", "Limits", "BYTES", Kind::kValue,
+     false,
+     "Memory of all jq workers together (512Mi, 1Gi, or bytes), divided among them as each "
+     "one's address-space limit: an expression that needs more than its worker's share fails "
+     "with RESOURCE_EXHAUSTED and the worker is replaced. Keep it plus the daemon's own memory "
+     "below the container's limit. At least 64Mi per worker.",
+     [](Config& c, absl::string_view v) {
+       return ParseBytes(v, 2 * expressions::kMinJqWorkerMemoryBytes, &c.jq_memory_limit_bytes);
+     },
+     nullptr, [](const Config& c) { return FormatReported("memory", c.jq_memory_limit_bytes); }},
+    {"max-inline-objects", "WM_MAX_INLINE_OBJECTS", "max-inline-objects", "Limits", "N",
+     Kind::kValue, false,
+     "Most pods plus owners one ResolveWorkload call may send inline; each costs the daemon "
+     "a few KB while the call runs.",
+     &SetPositiveInt<&Config::max_inline_objects>, nullptr, &ShowInt<&Config::max_inline_objects>},
     {"default-deadline", "WM_DEFAULT_DEADLINE", "default-deadline", "Limits", "DURATION",
      Kind::kValue, false, "Deadline given to calls that arrive without one.",
      &SetDuration<&Config::default_deadline, false>, nullptr,
@@ -660,6 +691,14 @@ absl::Status CheckCombination(const Config& c) {
   if (tls.require_client_cert && tls.client_ca_file.empty()) {
     return absl::InvalidArgumentError(
         "--tls-require-client-cert needs --tls-client-ca to verify the certificates");
+  }
+  if (c.jq_workers > 0 &&
+      c.jq_memory_limit_bytes / c.jq_workers < expressions::kMinJqWorkerMemoryBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--jq-memory-limit ", FormatReported("memory", c.jq_memory_limit_bytes),
+                     " gives each of --jq-workers ", c.jq_workers, " ",
+                     (c.jq_memory_limit_bytes / c.jq_workers) >> 20, " MiB, less than the ",
+                     expressions::kMinJqWorkerMemoryBytes >> 20, " MiB a jq worker needs"));
   }
   std::vector<absl::string_view> cluster;
   if (!c.kubeconfig.empty()) cluster.push_back("--kubeconfig");

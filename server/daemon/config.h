@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_DAEMON_CONFIG_H_
 #define WM_SERVER_DAEMON_CONFIG_H_
 
+#include <cstdint>
 #include <cstdlib>
 #include <functional>
 #include <string>
@@ -79,6 +80,17 @@ struct Config {
   // --jq-workers (>= 0): jq worker processes; 0 sizes the pool by the CPUs
   // the process may use (see expressions::JqEngineOptions::workers).
   int jq_workers = 0;
+  // --jq-memory-limit: memory of all jq workers together, in bytes (a
+  // Kubernetes quantity on input: 512Mi, 1Gi, 536870912), divided among them
+  // as each one's address-space limit. The default is
+  // expressions::kDefaultJqMemoryLimitBytes, half the Deployment's 1 GiB.
+  // ParseConfig guarantees each worker at least 64 MiB
+  // (expressions::kMinJqWorkerMemoryBytes): at least 128Mi, and at least
+  // 64 MiB per worker when jq_workers is set.
+  int64_t jq_memory_limit_bytes = int64_t{512} << 20;
+  // --max-inline-objects (> 0): pods plus owners one ResolveWorkload call
+  // may send inline (rpc::WorkloadMapService::Options::max_inline_objects).
+  int max_inline_objects = 10000;
   // --default-deadline (> 0): applied to calls that arrive without one.
   absl::Duration default_deadline = absl::Seconds(30);
   // --log-format text|json, --log-level debug|info|warn|error.

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/expressions/jq_engine.h"
 
 namespace wm::daemon {
 namespace {
@@ -90,6 +91,9 @@ TEST(ConfigTest, Defaults) {
     EXPECT_EQ(c.watch_history, 10000);
     EXPECT_EQ(c.unix_socket_mode, 0660);
     EXPECT_EQ(c.jq_workers, 0);
+    EXPECT_EQ(c.jq_memory_limit_bytes, expressions::kDefaultJqMemoryLimitBytes);
+    EXPECT_EQ(c.jq_memory_limit_bytes, int64_t{512} << 20);
+    EXPECT_EQ(c.max_inline_objects, 10000);
     EXPECT_EQ(c.default_deadline, absl::Seconds(30));
     EXPECT_EQ(c.log_format, "text");
     EXPECT_EQ(c.log_level, "info");
@@ -125,6 +129,8 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
       {"watch-queue-size", "8"},
       {"unix-socket-mode", "0666"},
       {"jq-workers", "3"},
+      {"jq-memory-limit", "1Gi"},
+      {"max-inline-objects", "500"},
       {"default-deadline", "1500ms"},
       {"log-format", "json"},
       {"log-level", "debug"},
@@ -154,6 +160,8 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
     EXPECT_EQ(c.watch_queue_size, 8);
     EXPECT_EQ(c.unix_socket_mode, 0666);
     EXPECT_EQ(c.jq_workers, 3);
+    EXPECT_EQ(c.jq_memory_limit_bytes, int64_t{1} << 30);
+    EXPECT_EQ(c.max_inline_objects, 500);
     EXPECT_EQ(c.default_deadline, absl::Milliseconds(1500));
     EXPECT_EQ(c.log_format, "json");
     EXPECT_EQ(c.log_level, "debug");
@@ -320,6 +328,8 @@ TEST(ConfigTest, EveryEnvVar) {
                             {"WM_MAX_PAGE_SIZE", "5"},
                             {"WM_WATCH_QUEUE_SIZE", "6"},
                             {"WM_DEFAULT_DEADLINE", "7s"},
+                            {"WM_JQ_MEMORY_LIMIT", "300000000"},
+                            {"WM_MAX_INLINE_OBJECTS", "8"},
                             {"WM_LOG_FORMAT", "json"},
                             {"WM_LOG_LEVEL", "warn"}});
   EXPECT_THAT(c.listen, ElementsAre("unix:///run/wm.sock"));
@@ -341,6 +351,8 @@ TEST(ConfigTest, EveryEnvVar) {
   EXPECT_EQ(c.max_page_size, 5);
   EXPECT_EQ(c.watch_queue_size, 6);
   EXPECT_EQ(c.default_deadline, absl::Seconds(7));
+  EXPECT_EQ(c.jq_memory_limit_bytes, 300000000);
+  EXPECT_EQ(c.max_inline_objects, 8);
   EXPECT_EQ(c.log_format, "json");
   EXPECT_EQ(c.log_level, "warn");
   // WM_IN_CLUSTER and WM_SNAPSHOT exclude the cluster settings above.
@@ -435,6 +447,19 @@ TEST(ConfigTest, BadValuesNameTheFlagAndValue) {
            {{"--max-page-size=-5"}, "invalid value \"-5\" for --max-page-size: " + positive},
            {{"--watch-queue-size=lots"},
             "invalid value \"lots\" for --watch-queue-size: " + positive},
+           {{"--jq-memory-limit=100Mi"},
+            "invalid value \"100Mi\" for --jq-memory-limit: must be at least 128Mi"},
+           {{"--jq-memory-limit=lots"},
+            "invalid value \"lots\" for --jq-memory-limit: must be a number of bytes, as in "
+            "512Mi, 1Gi or 536870912"},
+           {{"--jq-memory-limit=-1Gi"},
+            "invalid value \"-1Gi\" for --jq-memory-limit: must be a number of bytes, as in "
+            "512Mi, 1Gi or 536870912"},
+           {{"--jq-memory-limit=1.5"},
+            "invalid value \"1.5\" for --jq-memory-limit: must be a number of bytes, as in "
+            "512Mi, 1Gi or 536870912"},
+           {{"--max-inline-objects=0"},
+            "invalid value \"0\" for --max-inline-objects: " + positive},
            {{"--jq-workers=-1"},
             "invalid value \"-1\" for --jq-workers: must be a non-negative integer (at most "
             "2147483647)"},
@@ -518,6 +543,12 @@ TEST(ConfigTest, CombinationErrors) {
   EXPECT_EQ(ParseError({"--in-cluster", "--context=a"}),
             "--in-cluster cannot be combined with --context");
   // Combinations are checked on the merged result, whatever the sources.
+  // Every jq worker gets at least 64 MiB of the jq memory limit.
+  EXPECT_EQ(ParseError({"--jq-workers=9"}),
+            "--jq-memory-limit 512Mi gives each of --jq-workers 9 56 MiB, less than the 64 MiB a "
+            "jq worker needs");
+  EXPECT_EQ(MustParse({"--jq-workers=8"}).jq_workers, 8);
+  EXPECT_EQ(MustParse({"--jq-workers=9", "--jq-memory-limit=1Gi"}).jq_workers, 9);
   EXPECT_EQ(ParseError({"--snapshot=/s"}, {{"WM_KUBECONFIG", "/kc"}}),
             "--snapshot cannot be combined with --kubeconfig");
   // ...so a higher source can clear what a lower one set.
@@ -553,6 +584,8 @@ max-message-bytes: 1048576
 max-page-size: 100
 watch-queue-size: 64
 default-deadline: 2.5s
+jq-memory-limit: 256Mi
+max-inline-objects: 2000
 log-format: json
 log-level: debug
 )");
@@ -578,6 +611,8 @@ log-level: debug
   EXPECT_EQ(c.max_page_size, 100);
   EXPECT_EQ(c.watch_queue_size, 64);
   EXPECT_EQ(c.default_deadline, absl::Milliseconds(2500));
+  EXPECT_EQ(c.jq_memory_limit_bytes, int64_t{256} << 20);
+  EXPECT_EQ(c.max_inline_objects, 2000);
   EXPECT_EQ(c.log_format, "json");
   EXPECT_EQ(c.log_level, "debug");
   // The file's other keys, in the other form and through WM_CONFIG.
@@ -725,6 +760,8 @@ const std::vector<std::string> kFlags = {
     "watch-queue-size",
     "unix-socket-mode",
     "jq-workers",
+    "jq-memory-limit",
+    "max-inline-objects",
     "default-deadline",
     "log-format",
     "log-level",
@@ -753,6 +790,7 @@ TEST(UsageTest, MentionsEveryFlagItsEnvVarAndEveryGroup) {
   }
   EXPECT_THAT(usage, HasSubstr("default 127.0.0.1:50051"));
   EXPECT_THAT(usage, HasSubstr("default 16777216"));
+  EXPECT_THAT(usage, HasSubstr("default 512Mi"));
   EXPECT_THAT(usage, HasSubstr("default 10s"));
   EXPECT_THAT(usage, HasSubstr("file tls.require-client-cert"));
   for (absl::string_view line : absl::StrSplit(usage, '\n')) {

@@ -28,6 +28,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/common/cpus.h"
 #include "server/daemon/clusters.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
@@ -115,8 +116,14 @@ class Daemon {
   int Run() {
     expressions::JqEngineOptions engine_options;
     engine_options.workers = config_.jq_workers;
+    engine_options.memory_limit_bytes = config_.jq_memory_limit_bytes;
     auto engine = expressions::NewJqEngine(engine_options);
     if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
+    if (auto plan = expressions::PlanJqPool(engine_options, AvailableCpus()); plan.ok()) {
+      Log(LogLevel::kInfo, "jq engine started",
+          {{"workers", absl::StrCat(plan->workers)},
+           {"worker_memory_limit", absl::StrCat(plan->worker_memory_limit_bytes >> 20, "Mi")}});
+    }
     engine_ = *std::move(engine);
     rpc::WorkloadIndex::Options index_options;
     index_options.history = static_cast<size_t>(config_.watch_history);
@@ -210,6 +217,7 @@ class Daemon {
     options.max_message_bytes = config_.max_message_bytes;
     options.watch_queue_size = config_.watch_queue_size;
     options.default_deadline = config_.default_deadline;
+    options.max_inline_objects = config_.max_inline_objects;
     service_ = std::make_unique<rpc::WorkloadMapService>(
         *index_, *engine_, options,
         [this](const char* method, grpc::StatusCode code, absl::Duration latency) {

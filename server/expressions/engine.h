@@ -19,8 +19,13 @@ namespace wm::expressions {
 struct EvalLimits {
   int max_outputs = 999;
   absl::Duration budget = absl::Seconds(2);
-  // Total bytes of serialized outputs of one evaluation.
-  size_t max_output_bytes = 64 << 20;
+  // Total bytes of serialized outputs of one evaluation, enforced in the
+  // worker (what exceeds it is never sent). Definition expressions yield
+  // names, numbers and selectors; the largest legitimate output is a pod
+  // template, part of one Kubernetes object, which etcd caps at 1.5 MiB.
+  // 4 MiB leaves room for a few of those and keeps a `"x" * 50000000` from
+  // shipping 50 MB into the daemon per evaluation.
+  size_t max_output_bytes = 4 << 20;
 };
 
 // A set of jq expressions compiled together (one per definition: compiling

@@ -107,8 +107,8 @@ struct Worker {
 
 class Pool : public std::enable_shared_from_this<Pool> {
  public:
-  Pool(std::string worker_path, int size, int64_t memory_limit)
-      : worker_path_(std::move(worker_path)), memory_limit_(memory_limit) {
+  Pool(std::string worker_path, int size, int64_t worker_memory_limit)
+      : worker_path_(std::move(worker_path)), worker_memory_limit_(worker_memory_limit) {
     for (int i = 0; i < size; ++i) {
       workers_.push_back(std::make_unique<Worker>());
       free_.push_back(workers_.back().get());
@@ -172,7 +172,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-    std::string limit = std::to_string(memory_limit_);
+    std::string limit = std::to_string(worker_memory_limit_);
     char* argv[] = {const_cast<char*>(worker_path_.c_str()), limit.data(), nullptr};
     char* envp[] = {nullptr};
     pid_t pid;
@@ -219,8 +219,8 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
   // Reads exactly n bytes before `deadline`. On timeout or a dead worker the
   // worker is killed and an error describes what happened.
-  static absl::Status Receive(Worker& w, char* buf, size_t n, absl::Time deadline,
-                              absl::Duration budget) {
+  absl::Status Receive(Worker& w, char* buf, size_t n, absl::Time deadline,
+                       absl::Duration budget) const {
     while (n > 0) {
       int64_t ms = absl::ToInt64Milliseconds(deadline - absl::Now());
       if (ms < 0) ms = 0;
@@ -242,10 +242,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
         close(w.fd);
         w.fd = -1;
         w.programs.clear();
-        return absl::ResourceExhaustedError(
-            WIFSIGNALED(status) ? absl::StrCat("jq worker died with signal ", WTERMSIG(status),
-                                               " while evaluating (memory exhausted?)")
-                                : "jq worker exited while evaluating");
+        return WorkerDeath(status);
       }
       buf += r;
       n -= static_cast<size_t>(r);
@@ -253,17 +250,39 @@ class Pool : public std::enable_shared_from_this<Pool> {
     return absl::OkStatus();
   }
 
-  static absl::StatusOr<uint32_t> ReceiveU32(Worker& w, absl::Time deadline,
-                                             absl::Duration budget) {
+  // Why a worker ended, from its wait status.
+  absl::Status WorkerDeath(int status) const {
+    if (WIFEXITED(status) && WEXITSTATUS(status) == wire::kExitMemoryExhausted) {
+      return absl::ResourceExhaustedError(absl::StrCat("expression exceeded its memory limit of ",
+                                                       worker_memory_limit_ >> 20, " MiB"));
+    }
+    if (WIFSIGNALED(status)) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "jq worker died with signal ", WTERMSIG(status), " (", strsignal(WTERMSIG(status)),
+          ") while evaluating; its memory limit is ", worker_memory_limit_ >> 20, " MiB"));
+    }
+    return absl::InternalError(
+        absl::StrCat("jq worker exited with status ", WEXITSTATUS(status), " while evaluating"));
+  }
+
+  absl::StatusOr<uint32_t> ReceiveU32(Worker& w, absl::Time deadline, absl::Duration budget) const {
     char b[4];
     if (absl::Status s = Receive(w, b, 4, deadline, budget); !s.ok()) return s;
     return wire::GetU32(b);
   }
 
-  static absl::StatusOr<std::string> ReceiveStr(Worker& w, absl::Time deadline,
-                                                absl::Duration budget) {
+  // A length-prefixed string of at most `max_size` bytes. A worker that
+  // announces more breaks the protocol (it bounds what it sends): it is
+  // killed before anything that size is allocated here.
+  absl::StatusOr<std::string> ReceiveStr(Worker& w, absl::Time deadline, absl::Duration budget,
+                                         size_t max_size) const {
     auto n = ReceiveU32(w, deadline, budget);
     if (!n.ok()) return n.status();
+    if (*n > max_size) {
+      Kill(w);
+      return absl::InternalError(
+          absl::StrCat("jq worker sent ", *n, " bytes where at most ", max_size, " may come"));
+    }
     std::string s(*n, '\0');
     if (*n > 0) {
       if (absl::Status st = Receive(w, s.data(), *n, deadline, budget); !st.ok()) return st;
@@ -286,7 +305,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
     absl::Time deadline = absl::Now() + kCompileTimeout;
     char ok;
     if (absl::Status s = Receive(w, &ok, 1, deadline, kCompileTimeout); !s.ok()) return s;
-    auto error = ReceiveStr(w, deadline, kCompileTimeout);
+    auto error = ReceiveStr(w, deadline, kCompileTimeout, wire::kMaxErrorBytes);
     if (!error.ok()) return error.status();
     if (ok && keep) w.programs.insert(id);
     return ok ? std::string() : (error->empty() ? std::string("compile error") : *error);
@@ -296,7 +315,7 @@ class Pool : public std::enable_shared_from_this<Pool> {
 
  private:
   const std::string worker_path_;
-  const int64_t memory_limit_;
+  const int64_t worker_memory_limit_;
   std::vector<std::unique_ptr<Worker>> workers_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -362,21 +381,27 @@ class JqSession : public Session {
     }
     absl::Time deadline = absl::Now() + limits_.budget;
     char ok;
-    if (absl::Status s = Pool::Receive(worker_, &ok, 1, deadline, limits_.budget); !s.ok()) {
+    if (absl::Status s = pool_.Receive(worker_, &ok, 1, deadline, limits_.budget); !s.ok()) {
       return s;
     }
     if (!ok) {
-      auto error = Pool::ReceiveStr(worker_, deadline, limits_.budget);
+      auto error = pool_.ReceiveStr(worker_, deadline, limits_.budget, wire::kMaxErrorBytes);
       if (!error.ok()) return error.status();
       return absl::InvalidArgumentError(*error);
     }
-    auto count = Pool::ReceiveU32(worker_, deadline, limits_.budget);
+    auto count = pool_.ReceiveU32(worker_, deadline, limits_.budget);
     if (!count.ok()) return count.status();
+    if (*count > static_cast<uint32_t>(limits_.max_outputs)) {
+      Pool::Kill(worker_);
+      return absl::InternalError(absl::StrCat("jq worker sent ", *count, " outputs"));
+    }
     std::vector<Json> outputs;
     outputs.reserve(*count);
+    size_t remaining = limits_.max_output_bytes;
     for (uint32_t i = 0; i < *count; ++i) {
-      auto text = Pool::ReceiveStr(worker_, deadline, limits_.budget);
+      auto text = pool_.ReceiveStr(worker_, deadline, limits_.budget, remaining);
       if (!text.ok()) return text.status();
+      remaining -= text->size();
       Json value = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
       if (value.is_discarded()) return absl::InternalError("jq worker sent invalid JSON");
       outputs.push_back(std::move(value));
@@ -480,18 +505,39 @@ const std::string& JqPolyfills() {
   return kPolyfills;
 }
 
+absl::StatusOr<JqPoolPlan> PlanJqPool(const JqEngineOptions& options, int available_cpus) {
+  JqPoolPlan plan;
+  plan.workers = options.workers;
+  if (plan.workers <= 0) {
+    // Two at least: a worker's round trip is mostly waiting, so even one
+    // CPU keeps two busy (the resolver thread and an inline call, say).
+    // Fewer than one per CPU when the budget would make them small: a pod
+    // without a CPU limit sees every CPU of its node.
+    int64_t affordable = options.memory_limit_bytes / kAutoJqWorkerMemoryBytes;
+    plan.workers = static_cast<int>(
+        std::max<int64_t>(2, std::min<int64_t>(std::max(1, available_cpus), affordable)));
+  }
+  plan.worker_memory_limit_bytes = options.memory_limit_bytes / plan.workers;
+  if (plan.worker_memory_limit_bytes < kMinJqWorkerMemoryBytes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a jq memory limit of ", options.memory_limit_bytes >> 20, " MiB gives each of ",
+        plan.workers, " jq workers ", plan.worker_memory_limit_bytes >> 20, " MiB, less than the ",
+        kMinJqWorkerMemoryBytes >> 20,
+        " MiB a worker needs: raise the limit or use fewer workers"));
+  }
+  return plan;
+}
+
 absl::StatusOr<std::unique_ptr<Engine>> NewJqEngine(const JqEngineOptions& options) {
-  int workers = options.workers;
-  // Two at least: a worker's round trip is mostly waiting, so even one CPU
-  // keeps two busy (the resolver thread and an inline call, say).
-  if (workers <= 0) workers = std::max(2, AvailableCpus());
+  auto plan = PlanJqPool(options, AvailableCpus());
+  if (!plan.ok()) return plan.status();
   std::string path = FindWorkerPath(options);
   if (access(path.c_str(), X_OK) != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat("jq worker binary not found or not executable: ", path,
                      " (set WM_JQ_WORKER or JqEngineOptions.worker_path)"));
   }
-  auto pool = std::make_shared<Pool>(path, workers, options.memory_limit_bytes);
+  auto pool = std::make_shared<Pool>(path, plan->workers, plan->worker_memory_limit_bytes);
   return std::make_unique<JqEngine>(std::move(pool), options.limits);
 }
 

@@ -1,8 +1,12 @@
 #include "server/expressions/jq_engine.h"
 
+#include <unistd.h>
+
 #include <atomic>
+#include <fstream>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -11,6 +15,42 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+
+// Sanitizer runtimes reserve terabytes of address space, so workers built
+// with them run without an address-space limit (jq_worker_main.cc).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kWorkersAreMemoryLimited = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kWorkersAreMemoryLimited = false;
+#else
+constexpr bool kWorkersAreMemoryLimited = true;
+#endif
+#else
+constexpr bool kWorkersAreMemoryLimited = true;
+#endif
+
+// This process's resident memory (/proc/self/statm), in bytes.
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// Compiles `source` alone and evaluates it on `input`.
+absl::StatusOr<std::vector<Json>> EvalWith(Engine& engine, const std::string& source,
+                                           const Json& input) {
+  auto program = engine.Compile({source});
+  if (!program.ok()) return program.status();
+  absl::StatusOr<std::vector<Json>> result;
+  absl::Status status = engine.Run([&](Session& session) {
+    result = session.Evaluate(**program, 0, session.Load(input));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return result;
+}
 
 class JqEngineTest : public ::testing::Test {
  protected:
@@ -24,17 +64,8 @@ class JqEngineTest : public ::testing::Test {
     engine_ = std::move(*engine);
   }
 
-  // Compiles `source` alone and evaluates it on `input`.
   absl::StatusOr<std::vector<Json>> Eval(const std::string& source, const Json& input) {
-    auto program = engine_->Compile({source});
-    if (!program.ok()) return program.status();
-    absl::StatusOr<std::vector<Json>> result;
-    absl::Status status = engine_->Run([&](Session& session) {
-      result = session.Evaluate(**program, 0, session.Load(input));
-      return absl::OkStatus();
-    });
-    if (!status.ok()) return status;
-    return result;
+    return EvalWith(*engine_, source, input);
   }
 
   std::unique_ptr<Engine> engine_;
@@ -130,7 +161,7 @@ TEST_F(JqEngineTest, OutputCap) {
 TEST_F(JqEngineTest, HostileExpressionsAreBounded) {
   for (const char* hostile :
        {"[range(1e9)] | length", "def f: f; f", "def f: 1 + f; f", "last(range(1e12))",
-        "def r: ., r; r", "[limit(1e9; def r: ., r; r)] | length"}) {
+        "def r: ., r; r", "[limit(1e9; def r: ., r; r)] | length", "\"x\" * 1e9"}) {
     absl::Time start = absl::Now();
     auto r = Eval(hostile, nullptr);
     absl::Duration took = absl::Now() - start;
@@ -142,6 +173,16 @@ TEST_F(JqEngineTest, HostileExpressionsAreBounded) {
     EXPECT_LT(took, absl::Seconds(10)) << hostile;
     EXPECT_THAT(*Eval(".x", Json::parse(R"({"x":7})")), ElementsAre(7)) << "after " << hostile;
   }
+}
+
+// Error messages end up in gRPC statuses (trailers, 8 KiB by default).
+TEST_F(JqEngineTest, LongErrorMessagesAreCut) {
+  auto r = Eval("error(\"x\" * 100000)", nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_LE(r.status().message().size(), 4096u);
+  EXPECT_TRUE(absl::EndsWith(r.status().message(), "..."))
+      << r.status().message().substr(r.status().message().size() - 20);
 }
 
 TEST_F(JqEngineTest, WorkersSeeNoEnvironment) {
@@ -172,6 +213,117 @@ TEST_F(JqEngineTest, ConcurrentStress) {
   }
   for (auto& th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+TEST(PlanJqPoolTest, DividesTheLimitAmongTheWorkers) {
+  JqEngineOptions options;  // 512 MiB
+  // One per CPU, at least 2...
+  auto plan = PlanJqPool(options, 1);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 2);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
+  // ...but no more than leave each 256 MiB: a 64-CPU node gets 2 of 512 MiB,
+  // 4 of 1 GiB.
+  plan = PlanJqPool(options, 64);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 2);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
+  options.memory_limit_bytes = int64_t{1} << 30;
+  plan = PlanJqPool(options, 64);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 4);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{256} << 20);
+  plan = PlanJqPool(options, 3);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 3);
+  options.memory_limit_bytes = kDefaultJqMemoryLimitBytes;
+  // A count given explicitly is kept while each share is at least 64 MiB.
+  options.workers = 8;
+  plan = PlanJqPool(options, 2);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 8);
+  EXPECT_EQ(plan->worker_memory_limit_bytes, int64_t{64} << 20);
+  options.workers = 9;
+  plan = PlanJqPool(options, 2);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(plan.status().message(),
+            "a jq memory limit of 512 MiB gives each of 9 jq workers 56 MiB, less than the 64 "
+            "MiB a worker needs: raise the limit or use fewer workers");
+  // A small limit gets two workers of at least 64 MiB, whatever the CPUs.
+  options.workers = 0;
+  options.memory_limit_bytes = int64_t{128} << 20;
+  plan = PlanJqPool(options, 16);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->workers, 2);
+  options.memory_limit_bytes = int64_t{100} << 20;
+  EXPECT_FALSE(PlanJqPool(options, 16).ok());
+}
+
+// The engine's memory limit holds for all its workers together: runaway
+// growth in every worker at once ends each at its share, with a clear
+// error, and the engine goes on serving with fresh workers.
+TEST(JqMemoryLimitTest, RunawayGrowthEndsAtEachWorkersShare) {
+  if (!kWorkersAreMemoryLimited) GTEST_SKIP() << "sanitizer builds run workers unlimited";
+  JqEngineOptions options;
+  options.workers = 2;
+  options.memory_limit_bytes = int64_t{256} << 20;
+  // Memory, not time, must end these: 128 MiB fill in well under a second.
+  options.limits.budget = absl::Seconds(20);
+  auto engine = NewJqEngine(options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto program = (*engine)->Compile({"def f: 1 + f; f", ".x"});
+  ASSERT_TRUE(program.ok()) << program.status();
+  // Both workers busy at once, each with its own runaway evaluation.
+  std::vector<absl::Status> results(2);
+  std::atomic<int> started{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 2; ++t) {
+    threads.emplace_back([&, t] {
+      absl::Status run = (*engine)->Run([&](Session& session) {
+        ++started;
+        while (started.load() < 2) std::this_thread::yield();
+        results[t] = session.Evaluate(**program, 0, session.Load(nullptr)).status();
+        return absl::OkStatus();
+      });
+      if (!run.ok()) results[t] = run;
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (const absl::Status& s : results) {
+    EXPECT_EQ(s.code(), absl::StatusCode::kResourceExhausted) << s;
+    EXPECT_THAT(std::string(s.message()),
+                HasSubstr("expression exceeded its memory limit of 128 MiB"));
+  }
+  for (int i = 0; i < 2; ++i) {
+    absl::Status after = (*engine)->Run([&](Session& session) {
+      auto r = session.Evaluate(**program, 1, session.Load(Json::parse(R"({"x":7})")));
+      if (!r.ok()) return r.status();
+      EXPECT_THAT(*r, ElementsAre(7));
+      return absl::OkStatus();
+    });
+    EXPECT_TRUE(after.ok()) << after;
+  }
+}
+
+// An output past max_output_bytes is refused in the worker: the daemon side
+// never receives (nor holds) it.
+TEST(JqMemoryLimitTest, LargeOutputNeverReachesTheDaemon) {
+  JqEngineOptions options;
+  options.workers = 1;
+  options.limits.budget = absl::Seconds(60);  // building 50 MB in jq is slow
+  auto engine = NewJqEngine(options);
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  ASSERT_TRUE(EvalWith(**engine, ".", nullptr).ok());  // worker started
+  int64_t before = ResidentBytes();
+  auto r = EvalWith(**engine, "\"x\" * 50000000", nullptr);
+  int64_t growth = ResidentBytes() - before;
+  ASSERT_FALSE(r.ok()) << "an output of " << (*r)[0].get_ref<const std::string&>().size()
+                       << " bytes came back";
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();
+  EXPECT_THAT(r.status().message(), HasSubstr("exceed the allowed size of 4194304 bytes"));
+  EXPECT_LT(growth, int64_t{16} << 20);
+  EXPECT_THAT(*EvalWith(**engine, ".x", Json::parse(R"({"x":7})")), ElementsAre(7));
 }
 
 }  // namespace

@@ -29,6 +29,17 @@ enum Op : uint8_t {
   kEvaluate = 'E',
 };
 
+// A worker's exit status when an allocation failed: it ran into its
+// address-space limit (libjq's and C++'s out-of-memory handlers both exit
+// with it), as opposed to a crash or a protocol error.
+inline constexpr int kExitMemoryExhausted = 86;
+
+// Longest error message a worker sends (compile or evaluation; longer ones
+// are cut). Messages end up in gRPC statuses, which travel in trailers
+// that clients accept up to 8 KiB by default; and `error("x" * 1e7)` must
+// not ship megabytes.
+inline constexpr size_t kMaxErrorBytes = 4096;
+
 inline void PutU32(std::string& out, uint32_t v) {
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
 }

@@ -5,9 +5,10 @@
 // between threads nor interrupted: a runaway expression loops or grows until
 // it aborts the process on allocation failure. The parent bounds each
 // evaluation by a deadline and kills and replaces a worker that overruns it;
-// an address-space limit makes memory exhaustion end the worker instead of
-// the machine. The parent starts it with an empty environment, so `env`
-// reveals nothing even if a check were missed.
+// an address-space limit (its share of the daemon's jq memory budget) makes
+// memory exhaustion end the worker, with kExitMemoryExhausted, instead of
+// the daemon or the machine. The parent starts it with an empty environment,
+// so `env` reveals nothing even if a check were missed.
 
 extern "C" {
 #include <jq.h>
@@ -18,6 +19,7 @@ extern "C" {
 
 #include <cerrno>
 #include <cstdlib>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -39,6 +41,23 @@ namespace {
 using namespace wm::expressions::wire;
 
 constexpr int kSocket = 3;
+
+// libjq calls this when an allocation fails (it would abort otherwise);
+// operator new's handler is the same. Past the address-space limit nothing
+// can be trusted to allocate, so the worker ends at once with the status
+// that tells the parent why.
+[[noreturn]] void OutOfMemory(void* /*unused*/ = nullptr) { _exit(kExitMemoryExhausted); }
+
+// At most kMaxErrorBytes of `message`, cut at a character boundary.
+std::string Truncated(std::string message) {
+  if (message.size() <= kMaxErrorBytes) return message;
+  constexpr char kEllipsis[] = "...";
+  size_t end = kMaxErrorBytes - (sizeof(kEllipsis) - 1);
+  while (end > 0 && (static_cast<unsigned char>(message[end]) & 0xC0) == 0x80) --end;
+  message.resize(end);
+  message.append(kEllipsis);
+  return message;
+}
 
 bool ReadExact(char* buf, size_t n) {
   while (n > 0) {
@@ -102,6 +121,8 @@ jq_state* CompileProgram(const std::string& source, std::string& error) {
     error = "cannot initialise jq";
     return nullptr;
   }
+  // Per state: jq_start installs its state's handler for the evaluation.
+  jq_set_nomem_handler(jq, OutOfMemory, nullptr);
   jq_set_error_cb(jq, CollectError, &error);
   if (!jq_compile(jq, source.c_str())) {
     if (error.empty()) error = "compile error";
@@ -137,9 +158,21 @@ std::string Evaluate(jq_state* jq, uint32_t index, jv input, uint32_t max_output
       error = "query results exceed the allowed number " + std::to_string(max_outputs + 1);
       break;
     }
-    jv dumped = jv_dump_string(out, 0);
-    bytes += static_cast<size_t>(jv_string_length_bytes(jv_copy(dumped)));
-    outputs.push_back(ToString(dumped));
+    // A string's JSON text is at least its bytes and two quotes: a string
+    // past the bound is refused without dumping (escaping) it first.
+    if (jv_get_kind(out) == JV_KIND_STRING &&
+        bytes + static_cast<size_t>(jv_string_length_bytes(jv_copy(out))) + 2 > max_bytes) {
+      jv_free(out);
+      bytes = size_t{max_bytes} + 1;
+    } else {
+      jv dumped = jv_dump_string(out, 0);
+      bytes += static_cast<size_t>(jv_string_length_bytes(jv_copy(dumped)));
+      if (bytes <= max_bytes) {
+        outputs.push_back(ToString(dumped));
+      } else {
+        jv_free(dumped);
+      }
+    }
     if (bytes > max_bytes) {
       error = "query results exceed the allowed size of " + std::to_string(max_bytes) + " bytes";
       break;
@@ -147,7 +180,7 @@ std::string Evaluate(jq_state* jq, uint32_t index, jv input, uint32_t max_output
   }
   if (!error.empty()) {
     reply.push_back(0);
-    PutStr(reply, error);
+    PutStr(reply, Truncated(std::move(error)));
     return reply;
   }
   reply.push_back(1);
@@ -169,6 +202,8 @@ int main(int argc, char** argv) {
     }
   }
 #endif
+  std::set_new_handler([] { OutOfMemory(); });
+  jv_nomem_handler(OutOfMemory, nullptr);  // inputs are parsed outside any jq_start
   std::unordered_map<uint32_t, jq_state*> programs;
   std::unordered_map<uint32_t, jv> inputs;
   for (;;) {
@@ -183,7 +218,7 @@ int main(int argc, char** argv) {
         if (!ReadStr(source)) return 1;
         jq_state* jq = CompileProgram(source, error);
         std::string reply(1, jq != nullptr ? 1 : 0);
-        PutStr(reply, error);
+        PutStr(reply, Truncated(std::move(error)));
         if (jq != nullptr) {
           if (op == kCompile) {
             if (auto it = programs.find(id); it != programs.end()) jq_teardown(&it->second);

@@ -13,6 +13,7 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/slice.h"
+#include "server/common/heap.h"
 #include "server/common/json_path.h"
 #include "server/common/kube_names.h"
 #include "server/common/user_text.h"
@@ -188,10 +189,18 @@ Json MessageToJson(const Message& message) {
   return Json::parse(text, nullptr, false);
 }
 
-// Resolves an object the caller sent, with the definitions of `cluster`.
+// Resolves an object the caller sent, with the definitions of `cluster`,
+// if it comes with at most `max_objects` pods and owners.
 absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
                                                    const Cluster& cluster,
-                                                   const v1::InlineWorkload& in, bool gang) {
+                                                   const v1::InlineWorkload& in, bool gang,
+                                                   int max_objects) {
+  if (in.pod_json_size() + in.owner_json_size() > max_objects) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("inline.pod_json and inline.owner_json: ", in.pod_json_size(), " pods and ",
+                     in.owner_json_size(), " owners, more than the ", max_objects,
+                     " objects one call may send inline"));
+  }
   auto object = ParseJsonField(in.object_json(), "inline.object_json");
   if (!object.ok()) return object.status();
   auto gvk = GvkOf(*object, "inline.object_json");
@@ -483,9 +492,14 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServ
   }
   if (request->has_inline_()) {
     return Offload(context, kMethod, [this, request, response_bytes]() -> absl::Status {
+      // Declared first, so it runs after the rest is freed: a large request's
+      // parsed objects would otherwise stay in the heap for good.
+      HeapTrimAfterLargeWork trim(request->ByteSizeLong());
       auto cluster = PickCluster(index_, "");
       if (!cluster.ok()) return cluster.status();
-      auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true);
+      auto resolved =
+          ResolveInline(engine_, **cluster, request->inline_(), true, options_.max_inline_objects);
+      request->clear_inline_();  // its JSON texts, before the trim
       if (!resolved.ok()) return resolved.status();
       v1::ResolveWorkloadResponse response;
       CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
@@ -660,7 +674,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
       v1::InlineWorkload in;
       in.set_object_json(owner->dump());
       in.add_pod_json(pod->dump());
-      auto resolved = ResolveInline(engine_, **cluster, in, true);
+      auto resolved = ResolveInline(engine_, **cluster, in, true, options_.max_inline_objects);
       if (!resolved.ok()) return resolved.status();
       *response->mutable_gang() = resolved->gang();
       *response->mutable_top_owner() = resolved->ref();

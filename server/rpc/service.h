@@ -38,6 +38,11 @@ class WorkloadMapService final
     // ended with RESOURCE_EXHAUSTED (the client resumes from its revision).
     int watch_queue_size = 1000;
     int pool_threads = 2;
+    // Pods plus owners a ResolveWorkload call may send inline. Each costs
+    // the daemon ~5 KB while the call runs (parsed, placed, answered), so
+    // 10,000 bound a call's working memory to ~50 MB; past it the call
+    // fails with INVALID_ARGUMENT naming the fields and the bound.
+    int max_inline_objects = 10000;
     // Work queued for the pool gives up after this long when the call
     // carries no deadline of its own.
     absl::Duration default_deadline = absl::Seconds(30);

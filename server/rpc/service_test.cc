@@ -4,6 +4,8 @@
 
 #include "server/rpc/service.h"
 
+#include <unistd.h>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -595,6 +597,92 @@ TEST_F(ServiceTest, ResolveInline) {
   worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
   ASSERT_NE(worker, nullptr);
   EXPECT_EQ(Counts(worker->replicas()), "2/0/0");
+}
+
+// Each inline object costs the daemon working memory while the call runs:
+// past the bound (10,000 by default) the call is refused before parsing.
+TEST_F(ServiceTest, ResolveInlineBoundsItsObjects) {
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  for (int i = 0; i < 9999; ++i) request.mutable_inline_()->add_pod_json("{}");
+  request.mutable_inline_()->add_owner_json(SeedObject("Job", "demo-leader-0").dump());
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  request.mutable_inline_()->add_pod_json("{}");
+  status = Resolve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "inline.pod_json and inline.owner_json: 10000 pods and 1 owners, more than the 10000 "
+            "objects one call may send inline");
+  // The bound is the service's option (--max-inline-objects).
+  Start({.max_inline_objects = 3});
+  request.mutable_inline_()->clear_pod_json();
+  request.mutable_inline_()->add_pod_json("{}");
+  request.mutable_inline_()->add_pod_json("{}");
+  EXPECT_TRUE(Resolve(request, &response).ok());
+  request.mutable_inline_()->add_pod_json("{}");
+  status = Resolve(request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_THAT(status.error_message(), HasSubstr("more than the 3 objects"));
+}
+
+// Sanitizer allocators keep freed memory in quarantine: RSS says nothing.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+int64_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t size = 0, resident = 0;
+  statm >> size >> resident;
+  return resident * sysconf(_SC_PAGESIZE);
+}
+
+// The working memory of large inline requests goes back to the system
+// when they end (glibc would keep it in its arenas, one per thread): six
+// requests of 4,000 pods, two at a time.
+TEST_F(ServiceTest, LargeInlineRequestsGiveTheirMemoryBack) {
+  if (kSanitized) GTEST_SKIP() << "sanitizer allocators keep freed memory";
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  request.mutable_inline_()->add_owner_json(SeedObject("Job", "demo-worker-0").dump());
+  Json pod = SeedObject("Pod", "demo-worker-0-0-x0w");
+  for (int i = 0; i < 4000; ++i) {
+    pod["metadata"]["name"] = absl::StrCat("demo-worker-0-0-", i);
+    pod["metadata"]["uid"] = absl::StrCat("uid-", i);
+    request.mutable_inline_()->add_pod_json(pod.dump());
+  }
+  request.set_include_pods(true);
+  ASSERT_LT(request.ByteSizeLong(), size_t{4} << 20);  // gRPC's default limit
+  auto resolve_twice_at_once = [&] {
+    std::vector<std::future<grpc::Status>> calls;
+    for (int i = 0; i < 2; ++i) {
+      calls.push_back(std::async(std::launch::async, [&] {
+        v1::ResolveWorkloadResponse response;
+        return Resolve(request, &response);
+      }));
+    }
+    for (auto& call : calls) {
+      grpc::Status status = call.get();
+      EXPECT_TRUE(status.ok()) << status.error_message();
+    }
+  };
+  int64_t before = ResidentBytes();
+  for (int round = 0; round < 3; ++round) resolve_twice_at_once();
+  int64_t after = ResidentBytes();
+  // Measured: 100-110 MiB stay without the trim, 11-21 MiB with it (gRPC's
+  // and the test's own buffers).
+  EXPECT_LT(after - before, int64_t{48} << 20)
+      << "resident before " << (before >> 20) << " MiB, after " << (after >> 20) << " MiB";
 }
 
 TEST_F(ServiceTest, ResolveErrors) {
