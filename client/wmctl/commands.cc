@@ -21,6 +21,7 @@
 #include "client/wmctl/flags.h"
 #include "client/wmctl/live_client.h"
 #include "client/wmctl/live_view.h"
+#include "server/common/json_reader.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
@@ -110,6 +111,17 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in)
   std::ifstream file(path, std::ios::binary);
   if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   return std::string(std::istreambuf_iterator<char>(file), {});
+}
+
+// The objects of a manifest. A JSON one is read by the daemon's reader for
+// inline objects, so `describe -f` and ResolveWorkload agree on every
+// number and bound; anything else is YAML (with the same bounds).
+absl::StatusOr<std::vector<Json>> ReadManifests(absl::string_view text) {
+  absl::string_view start = absl::StripLeadingAsciiWhitespace(text);
+  if (start.empty() || start.front() != '{') return ParseYamlDocuments(text);
+  auto object = ParseJson(text);
+  if (!object.ok()) return object.status();
+  return std::vector<Json>{*std::move(object)};
 }
 
 int OriginRank(absl::string_view origin) {
@@ -576,7 +588,7 @@ class Wmctl {
     if (!args_.positional.empty()) return Usage("describe -f takes no TYPE or NAME");
     auto text = ReadInput(args_.Last("--filename"), in_);
     if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ParseYamlDocuments(*text);
+    auto docs = ReadManifests(*text);
     if (!docs.ok()) return Fail(2, std::string(docs.status().message()));
     if (docs->empty()) return Fail(2, "the file holds no object");
     for (const Json& d : *docs) {

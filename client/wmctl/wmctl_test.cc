@@ -40,6 +40,33 @@ TEST(WmctlTest, DescribeSeedManifest) {
             "TOTAL       3          12    0     0\n");
 }
 
+// describe -f reads a JSON manifest as ResolveWorkload reads inline objects:
+// `replicas: 1e400` is refused by both (it used to resolve as 1 here).
+TEST(WmctlTest, DescribeFileRefusesNumbersTheDaemonRefuses) {
+  Json jobset = (*ReadYamlFile(kSeed + "jobset.yaml"))[0];
+  jobset["spec"]["replicatedJobs"][0]["replicas"] = 123456789;
+  std::string json = jobset.dump();
+  json.replace(json.find("123456789"), 9, "1e400");
+  Result r = RunOffline({"describe", "-f", "-"}, json);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("number out of range at byte "));
+  EXPECT_THAT(r.err, HasSubstr(": 1e400"));
+
+  std::string yaml = ToYaml(jobset);
+  yaml.replace(yaml.find("123456789"), 9, "1e400");
+  r = RunOffline({"describe", "-f", "-"}, yaml);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("number out of range: 1e400"));
+
+  // Deeper than the bound: refused with it, as the daemon does.
+  json = jobset.dump();
+  json.insert(json.find("\"spec\":{") + 8,
+              "\"x\":" + std::string(300, '[') + std::string(300, ']') + ",");
+  r = RunOffline({"describe", "-f", "-"}, json);
+  EXPECT_EQ(r.code, 2);
+  EXPECT_THAT(r.err, HasSubstr("nesting deeper than 100 levels at byte "));
+}
+
 TEST(WmctlTest, DescribeSeedWithPods) {
   Result r = RunOffline({"describe", "-f", kSeed + "cluster-state.yaml"});
   EXPECT_EQ(r.code, 0) << r.err;

@@ -13,11 +13,10 @@ namespace {
 using int128 = __int128;
 constexpr int128 kMax = std::numeric_limits<int64_t>::max();
 
-int128 Saturate(int128 v) { return v > kMax ? kMax : (v < -kMax ? -kMax : v); }
-
+// base^exp for results within int128 (10^38 at most).
 int128 Pow(int128 base, int exp) {
   int128 r = 1;
-  for (int i = 0; i < exp; ++i) r = Saturate(r * base);
+  for (int i = 0; i < exp; ++i) r *= base;
   return r;
 }
 
@@ -35,6 +34,11 @@ int64_t Quantity::Units() const { return static_cast<int64_t>(CeilDiv(milli, 100
 absl::StatusOr<Quantity> ParseQuantity(absl::string_view text) {
   auto invalid = [&] {
     return absl::InvalidArgumentError(absl::StrCat("invalid quantity ", QuoteUserText(text)));
+  };
+  auto out_of_range = [&] {
+    return absl::InvalidArgumentError(
+        absl::StrCat("quantity \"", text, "\" is out of range (at most ",
+                     std::numeric_limits<int64_t>::max(), "m, about 9.2e15 units)"));
   };
   size_t i = 0;
   bool negative = false;
@@ -55,7 +59,7 @@ absl::StatusOr<Quantity> ParseQuantity(absl::string_view text) {
         mantissa = mantissa * 10 + (c - '0');
         if (in_fraction) ++fraction_digits;
       } else if (!in_fraction) {
-        return invalid();
+        return out_of_range();
       }
     } else if (c == '.' && !in_fraction) {
       in_fraction = true;
@@ -117,15 +121,20 @@ absl::StatusOr<Quantity> ParseQuantity(absl::string_view text) {
     return invalid();
   }
   // milli = mantissa * binary * 10^(decimal_exponent + 3 - fraction_digits)
-  int128 value = Saturate(mantissa * binary_multiplier);
+  int128 value;
+  if (__builtin_mul_overflow(mantissa, binary_multiplier, &value)) return out_of_range();
   int scale = decimal_exponent + 3 - fraction_digits;
   if (scale >= 0) {
-    value = scale > 38 ? (value == 0 ? 0 : kMax) : Saturate(value * Pow(10, scale));
+    // 10^19 thousandths already pass int64.
+    if (value != 0 && (scale > 18 || __builtin_mul_overflow(value, Pow(10, scale), &value))) {
+      return out_of_range();
+    }
   } else {
     value = -scale > 38 ? (value == 0 ? 0 : 1) : CeilDiv(value, Pow(10, -scale));
   }
+  if (value > kMax) return out_of_range();
   Quantity q;
-  q.milli = static_cast<int64_t>(Saturate(negative ? -value : value));
+  q.milli = static_cast<int64_t>(negative ? -value : value);
   return q;
 }
 

@@ -10,7 +10,7 @@
 namespace wm {
 
 // A Kubernetes resource.Quantity ("500m", "16Gi", "1.5", "2e3") held exactly
-// as thousandths of a unit, saturating at int64.
+// as thousandths of a unit (finer values round up, away from zero).
 struct Quantity {
   int64_t milli = 0;
 
@@ -18,6 +18,11 @@ struct Quantity {
   int64_t Units() const;
 };
 
+// Fails on text that is no quantity, and on one whose thousandths pass int64
+// (|q| > 9223372036854775807m, about 9.2e15 units or 8Pi): Kubernetes takes
+// larger decimal quantities but its MilliValue() overflows on them, and the
+// scheduler sums cpu in thousandths, so no larger request can be honoured.
+// "quantity \"1e400\" is out of range (at most 9223372036854775807m, ...)".
 absl::StatusOr<Quantity> ParseQuantity(absl::string_view text);
 
 // Value to report for a resource: millicores for "cpu", whole units rounded

@@ -1,5 +1,6 @@
 #include "server/common/quantity.h"
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
 namespace wm {
@@ -24,6 +25,22 @@ TEST(QuantityTest, ParsesKubernetesForms) {
   EXPECT_FALSE(ParseQuantity("abc").ok());
   EXPECT_FALSE(ParseQuantity("1Qi").ok());
   EXPECT_FALSE(ParseQuantity("").ok());
+}
+
+TEST(QuantityTest, RangeIsInt64Thousandths) {
+  EXPECT_EQ(Milli("9223372036854775807m"), INT64_MAX);
+  EXPECT_EQ(Milli("-9223372036854775807m"), -INT64_MAX);
+  EXPECT_EQ(Milli("8Pi"), (int64_t{8} << 50) * 1000);
+  EXPECT_EQ(Milli("1e-30"), 1);  // far below a milli still rounds up
+  EXPECT_EQ(Milli("0e400"), 0);
+  EXPECT_EQ(Milli("0.000000000000000000001Ki"), 1);
+  const std::string kBound = " is out of range (at most 9223372036854775807m, about 9.2e15 units)";
+  for (const char* text : {"9223372036854775808m", "1e400", "999Ei", "8Ei", "10P", "-1e19",
+                           "99999999999999999999999999999999999999", "1e16"}) {
+    auto q = ParseQuantity(text);
+    ASSERT_FALSE(q.ok()) << text << " gave " << q->milli;
+    EXPECT_EQ(q.status().message(), absl::StrCat("quantity \"", text, "\"", kBound));
+  }
 }
 
 TEST(QuantityTest, ReportsAndFormats) {

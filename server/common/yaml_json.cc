@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/json_reader.h"
 
 namespace wm {
 namespace {
@@ -102,7 +103,7 @@ void Emit(YAML::Emitter& out, const Json& value) {
 // the text need no stream bound: the text's size bounds them.
 class YamlReader {
  public:
-  static constexpr size_t kMaxDepth = 256;
+  static constexpr size_t kMaxDepth = kMaxJsonDepth;
   static constexpr size_t kMaxDocumentNodes = 1 << 20;
   static constexpr size_t kMaxStreamAliasNodes = 1 << 20;
 
@@ -209,6 +210,11 @@ class YamlReader {
           json = std::move(value);
         } else {
           json = ResolvePlainScalar(value);
+          // As the JSON reader: a number past a double's range is an error,
+          // not an infinity that later turns into null.
+          if (json.is_number_float() && !std::isfinite(json.get<double>())) {
+            return Error(event, absl::StrCat("number out of range: ", value));
+          }
         }
         return Place(event, std::move(json), Text(event.data.scalar.anchor), 1, documents);
       }

@@ -35,6 +35,15 @@ TEST(YamlJsonTest, MultiDocumentAndErrors) {
   EXPECT_THAT(bad.status().message(), ::testing::HasSubstr("line"));
 }
 
+TEST(YamlJsonTest, NumberOutOfRangeIsAnError) {
+  auto docs = ParseYamlDocuments("spec:\n  replicas: 1e400\n");
+  ASSERT_FALSE(docs.ok());
+  EXPECT_EQ(docs.status().message(), "YAML error at line 2, column 13: number out of range: 1e400");
+  EXPECT_FALSE(ParseYamlDocuments("[-1e400]").ok());
+  // Quoted, it is a string; and .inf stays the text it was.
+  EXPECT_TRUE(ParseYamlDocuments("a: \"1e400\"\nb: .inf\n").ok());
+}
+
 TEST(YamlJsonTest, RejectsInvalidUtf8) {
   auto docs = ParseYamlDocuments("a: \"x\x8c\"\n");
   ASSERT_FALSE(docs.ok());

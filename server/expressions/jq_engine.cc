@@ -21,6 +21,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/common/cpus.h"
+#include "server/common/json_reader.h"
 #include "server/expressions/jq_scanner.h"
 #include "server/expressions/jq_wire.h"
 
@@ -402,9 +403,13 @@ class JqSession : public Session {
       auto text = pool_.ReceiveStr(worker_, deadline, limits_.budget, remaining);
       if (!text.ok()) return text.status();
       remaining -= text->size();
-      Json value = Json::parse(*text, nullptr, /*allow_exceptions=*/false);
-      if (value.is_discarded()) return absl::InternalError("jq worker sent invalid JSON");
-      outputs.push_back(std::move(value));
+      // jq can build values deeper than any input may be; the bound keeps
+      // them from the daemon's recursive walks.
+      auto value = ParseJson(*text);
+      if (!value.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("output: ", value.status().message()));
+      }
+      outputs.push_back(*std::move(value));
     }
     return outputs;
   }

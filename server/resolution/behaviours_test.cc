@@ -223,6 +223,11 @@ TEST(BehaviourTest, B07ZipPaddingAndCountCheck) {
   ASSERT_FALSE(failed.ok());
   EXPECT_THAT(failed.status().message(),
               HasSubstr("instance ids count (2) does not match results count (1)"));
+  // Naming the definition fields that disagree.
+  EXPECT_THAT(failed.status().message(),
+              HasSubstr("spec.structureDefinition.childComponents[1].instanceIdPath yields 2, "
+                        "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath "
+                        "yields 1"));
 }
 
 // 8. Scale value coercion.
@@ -249,7 +254,10 @@ TEST(BehaviourTest, B08ScaleCoercion) {
   EXPECT_FALSE(ScaleValue(Json("x")).ok());
   EXPECT_FALSE(ScaleValue(Json(" 3")).ok());
   EXPECT_FALSE(ScaleValue(Json("3.0")).ok());
-  EXPECT_EQ(ScaleValue(Json("-2")).value(), -2);
+  // Upstream takes "-2"; a negative count is refused here (issue 12).
+  EXPECT_EQ(ScaleValue(Json("-2")).status().message(),
+            "replica count \"-2\" is negative (at least 0)");
+  EXPECT_EQ(ScaleValue(Json(-1)).status().message(), "replica count -1 is negative (at least 0)");
   EXPECT_FALSE(ScaleValue(Json(2.5)).ok());
   EXPECT_FALSE(ScaleValue(Json(nullptr)).value().has_value());
 }

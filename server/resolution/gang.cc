@@ -1,6 +1,7 @@
 #include "server/resolution/gang.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -54,30 +55,53 @@ bool IsDescendantOrSelf(const CompiledDefinition& def, int component, int ancest
   return false;
 }
 
+// A gang size of `a` `op` `b` where it fits a PodGroup's int32 minMember,
+// else an error naming the component and the operation.
+absl::StatusOr<int64_t> CheckedMembers(int64_t a, absl::string_view op, int64_t b,
+                                       const std::string& component) {
+  int64_t result = op == "+" ? a + b : a * b;  // operands fit int32: no int64 overflow
+  if (result > std::numeric_limits<int32_t>::max()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("component ", component, ": gang members ", a, " ", op, " ", b,
+                     " overflow int32 (a PodGroup's minMember is at most ",
+                     std::numeric_limits<int32_t>::max(), ")"));
+  }
+  return result;
+}
+
 absl::StatusOr<int32_t> ScaledSubtree(const CompiledDefinition& def, const ComponentNode& node,
                                       const std::string* instance) {
+  const std::string& name = def.components[node.index].def->name;
   int64_t own = 0;
   if (instance != nullptr && node.instances.size() > 1) {
     auto it = std::find_if(node.instances.begin(), node.instances.end(),
                            [&](const InstanceNode& i) { return i.id == *instance; });
     if (it == node.instances.end()) {
-      return absl::NotFoundError(absl::StrCat("instance ", *instance, " of component ",
-                                              def.components[node.index].def->name, " not found"));
+      return absl::NotFoundError(
+          absl::StrCat("instance ", *instance, " of component ", name, " not found"));
     }
     own = it->EffectiveMin();
   } else if (def.components[node.index].def->scale) {
-    for (const auto& i : node.instances) own += i.EffectiveMin();
+    for (const auto& i : node.instances) {
+      auto sum = CheckedMembers(own, "+", i.EffectiveMin(), name);
+      if (!sum.ok()) return sum.status();
+      own = *sum;
+    }
   }
   if (node.children.empty()) return static_cast<int32_t>(own);
   int64_t children = 0;
   for (const auto& child : node.children) {
     auto scale = ScaledSubtree(def, child, nullptr);
     if (!scale.ok()) return scale.status();
-    children += *scale;
+    auto sum = CheckedMembers(children, "+", *scale, name);
+    if (!sum.ok()) return sum.status();
+    children = *sum;
   }
   if (children == 0) return static_cast<int32_t>(own);
   if (own == 0) return static_cast<int32_t>(children);
-  return static_cast<int32_t>(own * children);
+  auto product = CheckedMembers(own, "×", children, name);
+  if (!product.ok()) return product.status();
+  return static_cast<int32_t>(*product);
 }
 
 int32_t CountLeaves(const CompiledDefinition& def, const ComponentNode& node, bool requested) {

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
+#include "server/common/json_reader.h"
 
 namespace wm::resolution {
 namespace {
@@ -135,15 +136,16 @@ absl::StatusOr<Json> ApplySuspend(Evaluation& eval, const Json& object, int comp
   const auto& paths = suspend ? compiled.suspend_paths : compiled.resume_paths;
   Json result = object;
   for (size_t a = 0; a < actions.size(); ++a) {
-    Json value = Json::parse(actions[a].value, nullptr, /*allow_exceptions=*/false);
-    if (value.is_discarded()) {
+    auto value = ParseJson(actions[a].value);
+    if (!value.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(eval.def().field_paths[paths[a]], ": value ",
-                                                     actions[a].value, " is not JSON"));
+                                                     actions[a].value,
+                                                     " is not JSON: ", value.status().message()));
     }
     auto locations = eval.All(paths[a], eval.Load(result));
     if (!locations.ok()) return locations.status();
     for (const Json& location : *locations) {
-      if (absl::Status s = SetPath(result, location, value); !s.ok()) return s;
+      if (absl::Status s = SetPath(result, location, *value); !s.ok()) return s;
     }
   }
   return result;

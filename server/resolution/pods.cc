@@ -1,5 +1,6 @@
 #include "server/resolution/pods.h"
 
+#include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 
 namespace wm::resolution {
@@ -30,7 +31,12 @@ PodFacts ReadPod(const Json& pod) {
                  : !status_reason.empty()  ? status_reason
                                            : (facts.ready ? "" : ready_reason);
   if (const Json* spec = Find(pod, {"spec"}); spec != nullptr) {
-    facts.requests = PodSpecRequests(*spec);
+    auto requests = PodSpecRequests(*spec);
+    if (requests.ok()) {
+      facts.requests = *std::move(requests);
+    } else {
+      facts.requests_problem = absl::StrCat("spec.", requests.status().message());
+    }
   }
   return facts;
 }

@@ -16,6 +16,8 @@ struct PodFacts {
   std::string name, namespace_, uid, phase, reason, node;
   bool ready = false;
   Resources requests;
+  // Why `requests` is empty though the spec asks for some, or "".
+  std::string requests_problem;
 
   // Pending, Running or Unknown: counts as a current replica. (A manifest
   // without status has no phase and is no replica yet.)

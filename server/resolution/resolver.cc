@@ -50,6 +50,7 @@ class Resolution {
     PlacePods(tree_, all, "");
     Resources total;
     *out_.mutable_root() = BuildComponent(tree_, total, "");
+    if (!arithmetic_.ok()) return arithmetic_;
     ExportResources(total, out_.mutable_resources());
     std::set<std::string> nodes;
     for (const auto& p : pods_) {
@@ -111,6 +112,11 @@ class Resolution {
     for (const Json* pod : candidates) {
       if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
       pods_.push_back({ReadPod(*pod)});
+      const PodFacts& facts = pods_.back().facts;
+      if (!facts.requests_problem.empty()) {
+        Warn(absl::StrCat("pod ", facts.name, ": ", facts.requests_problem,
+                          "; its requests are left out"));
+      }
     }
     std::sort(pods_.begin(), pods_.end(),
               [](const PodEntry& a, const PodEntry& b) { return a.facts.name < b.facts.name; });
@@ -119,6 +125,15 @@ class Resolution {
   Session::InputId PodInput(int pod) {
     if (pods_[pod].input < 0) pods_[pod].input = eval_.Load(*pods_[pod].facts.object);
     return pods_[pod].input;
+  }
+
+  // Keeps the first arithmetic problem; Run fails with it once the tree is
+  // built, so no total ever wraps or saturates unseen.
+  void Fail(std::string message) {
+    if (arithmetic_.ok()) arithmetic_ = absl::InvalidArgumentError(std::move(message));
+  }
+  void Check(const absl::Status& status, absl::string_view where) {
+    if (!status.ok()) Fail(absl::StrCat(where, ": ", status.message()));
   }
 
   void Warn(std::string message) {
@@ -257,18 +272,26 @@ class Resolution {
       if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
       if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
       if (split) build_children(ChildScope(scope, node, instance.id));
+      std::string where = absl::StrCat("component ", cdef.name,
+                                       instance.id.empty() ? "" : " instance " + instance.id);
       Resources per_pod;
       if (cdef.HasPodDefinition()) {
-        per_pod = instance.fragmented.is_object() ? FragmentedRequests(instance.fragmented)
-                                                  : PodSpecRequests(instance.PodSpec());
+        auto requests = instance.fragmented.is_object() ? FragmentedRequests(instance.fragmented)
+                                                        : PodSpecRequests(instance.PodSpec());
+        if (requests.ok()) {
+          per_pod = *std::move(requests);
+        } else {
+          Fail(absl::StrCat(where, instance.fragmented.is_object() ? " fragmented" : " pod spec",
+                            ": ", requests.status().message()));
+        }
       }
       ExportResources(per_pod, inst->mutable_pod_resources());
       int desired = cdef.HasPodDefinition() || cdef.scale ? instance.Desired() : 0;
       Resources instance_total;
-      AddScaled(instance_total, per_pod, desired);
-      for (const auto& [name, milli] : children_total) instance_total[name] += milli;
+      Check(AddScaled(instance_total, per_pod, desired), where + " resources × replicas");
+      Check(AddScaled(instance_total, children_total, 1), where + " resources");
       ExportResources(instance_total, inst->mutable_resources());
-      AddScaled(component_total, instance_total, 1);
+      Check(AddScaled(component_total, instance_total, 1), where + " resources");
 
       std::vector<int> pods;
       if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
@@ -283,7 +306,11 @@ class Resolution {
         if (!f.node.empty()) nodes.insert(f.node);
       }
       SetCounts(inst->mutable_replicas(), desired, current, ready);
-      desired_sum += desired;
+      if (__builtin_add_overflow(desired_sum, desired, &desired_sum)) {
+        Fail(absl::StrCat("component ", cdef.name,
+                          ": desired replicas of its instances overflow "
+                          "int32 (at most 2147483647)"));
+      }
       current_sum += current;
       ready_sum += ready;
       for (const auto& n : nodes) {
@@ -296,7 +323,8 @@ class Resolution {
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
     ExportResources(component_total, out.mutable_resources());
     for (const auto& n : component_nodes) out.add_nodes(n);
-    AddScaled(total, component_total, 1);
+    Check(AddScaled(total, component_total, 1),
+          absl::StrCat("component ", cdef.name, " resources"));
     return out;
   }
 
@@ -358,6 +386,7 @@ class Resolution {
   Session::InputId root_input_ = -1;
   ComponentNode tree_;
   std::vector<PodEntry> pods_;
+  absl::Status arithmetic_;  // the first overflow or bad quantity met while building
   // scope#component index -> instance id -> pod indices
   std::map<std::string, std::map<std::string, std::vector<int>>> placement_;
 };

@@ -1,5 +1,7 @@
 #include "server/resolution/resolver.h"
 
+#include <functional>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/resolution/mutation.h"
@@ -148,14 +150,76 @@ TEST(ResolverTest, ResourceAggregationRules) {
       {"name": "init", "resources": {"requests": {"cpu": "4", "memory": "512Mi"}}},
       {"name": "sidecar", "restartPolicy": "Always", "resources": {"requests": {"cpu": "250m"}}}],
     "overhead": {"cpu": "100m"}})");
-  Resources r = PodSpecRequests(spec);
+  Resources r = PodSpecRequests(spec).value();
   // max(init 4, containers 0.5 + sidecar 0.25) + overhead 0.1
   EXPECT_EQ(r["cpu"], 4100);
   EXPECT_EQ(r["memory"], (int64_t{1} << 30) * 1000);
   EXPECT_EQ(r["nvidia.com/gpu"], 2000);
   EXPECT_EQ(r["example.com/fpga"], 1000);
   spec["resources"] = {{"requests", {{"cpu", "8"}}}};
-  EXPECT_EQ(PodSpecRequests(spec)["cpu"], 8100);  // pod-level replaces, overhead on top
+  EXPECT_EQ(PodSpecRequests(spec).value()["cpu"], 8100);  // pod-level replaces, overhead on top
+}
+
+TEST(ResolverTest, BadQuantitiesAreErrorsNamingTheField) {
+  Json spec = Json::parse(R"({"containers": [{"name": "a"},
+      {"name": "b", "resources": {"limits": {"nvidia.com/gpu": "-4"}}}]})");
+  EXPECT_EQ(
+      PodSpecRequests(spec).status().message(),
+      "containers[1].resources.limits.nvidia.com/gpu: quantity \"-4\" is negative (at least 0)");
+  spec["containers"][1]["resources"]["limits"]["nvidia.com/gpu"] = "999Ei";
+  EXPECT_THAT(PodSpecRequests(spec).status().message(),
+              HasSubstr("containers[1].resources.limits.nvidia.com/gpu: quantity \"999Ei\" is out "
+                        "of range"));
+  spec["containers"][1]["resources"]["limits"]["nvidia.com/gpu"] = "four";
+  EXPECT_EQ(PodSpecRequests(spec).status().message(),
+            "containers[1].resources.limits.nvidia.com/gpu: invalid quantity \"four\"");
+  // Two containers of 8Pi each sum past int64 thousandths.
+  spec["containers"][0]["resources"]["requests"]["memory"] = "8Pi";
+  spec["containers"][1]["resources"] = {{"requests", {{"memory", "8Pi"}}}};
+  EXPECT_THAT(PodSpecRequests(spec).status().message(),
+              HasSubstr("memory: 8Pi + 8Pi overflows the largest quantity"));
+}
+
+// The seed JobSet manifest with one change.
+absl::StatusOr<v1::ResolvedWorkload> ResolveSeedWith(const std::function<void(Json&)>& change) {
+  auto def = testing::Ours("jobset-x-k8s-io-jobset-v1alpha2");
+  Json jobset =
+      ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/jobset.yaml").value()[0];
+  change(jobset);
+  WorkloadInput in{&jobset};
+  return ResolveWorkload(*def, testing::TestEngine(), in);
+}
+
+Json& LeaderLimits(Json& jobset) {
+  return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["containers"]
+               [0]["resources"]["limits"];
+}
+
+TEST(ResolverTest, ScaleAndResourceArithmeticIsChecked) {
+  // 1 leader + 2147483647 workers: more desired replicas than int32 holds.
+  auto w =
+      ResolveSeedWith([](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = 2147483647; });
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("overflow int32"));
+  // Negative scale values are refused with their definition field.
+  w = ResolveSeedWith([](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = -2; });
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(), HasSubstr("replica count -2 is negative (at least 0)"));
+  // Negative quantities too, with the instance and the field.
+  w = ResolveSeedWith([](Json& j) { LeaderLimits(j)["nvidia.com/gpu"] = "-4"; });
+  ASSERT_FALSE(w.ok());
+  EXPECT_EQ(w.status().message(),
+            "component replicatedjob instance leader pod spec: containers[0].resources.limits."
+            "nvidia.com/gpu: quantity \"-4\" is negative (at least 0)");
+  // Per-pod × replicas past int64 thousandths.
+  w = ResolveSeedWith([](Json& j) {
+    LeaderLimits(j)["memory"] = "8Pi";
+    j["spec"]["replicatedJobs"][0]["replicas"] = 2000;
+  });
+  ASSERT_FALSE(w.ok());
+  EXPECT_THAT(w.status().message(),
+              HasSubstr("component replicatedjob instance leader resources × replicas: memory: 8Pi "
+                        "× 2000 overflows the largest quantity"));
 }
 
 }  // namespace

@@ -1,41 +1,78 @@
 #include "server/resolution/resources.h"
 
 #include <algorithm>
+#include <limits>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "server/common/quantity.h"
 
 namespace wm::resolution {
 namespace {
 
-void AddMap(Resources& into, const Resources& r) {
-  for (const auto& [name, milli] : r) into[name] += milli;
+absl::Status Overflow(absl::string_view name, int64_t a, absl::string_view op, int64_t b) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      name, ": ", FormatReported(name, ReportedValue(name, Quantity{a})), " ", op, " ",
+      op == "+" ? FormatReported(name, ReportedValue(name, Quantity{b})) : absl::StrCat(b),
+      " overflows the largest quantity (", std::numeric_limits<int64_t>::max(), "m)"));
+}
+
+absl::Status AddMap(Resources& into, const Resources& r) {
+  for (const auto& [name, milli] : r) {
+    int64_t& total = into[name];
+    int64_t sum;
+    if (__builtin_add_overflow(total, milli, &sum)) return Overflow(name, total, "+", milli);
+    total = sum;
+  }
+  return absl::OkStatus();
 }
 
 void MaxMap(Resources& into, const Resources& r) {
   for (const auto& [name, milli] : r) into[name] = std::max(into[name], milli);
 }
 
-// Per resource: request, else limit.
-Resources RequirementsRequests(const Json& requirements) {
+// Per resource: request, else limit. Kubernetes refuses a quantity that is
+// not one, or is negative; so do we, naming it.
+absl::StatusOr<Resources> RequirementsRequests(const Json& requirements, absl::string_view path) {
   Resources out;
   if (!requirements.is_object()) return out;
   for (const char* kind : {"limits", "requests"}) {  // requests overwrite limits
     auto it = requirements.find(kind);
     if (it == requirements.end() || !it->is_object()) continue;
     for (const auto& [name, value] : it->items()) {
-      absl::StatusOr<Quantity> q = value.is_string()   ? ParseQuantity(value.get<std::string>())
-                                   : value.is_number() ? ParseQuantity(value.dump())
-                                                       : absl::InvalidArgumentError("");
-      if (q.ok()) out[name] = q->milli;
+      std::string field = absl::StrCat(path, ".", kind, ".", name);
+      if (!value.is_string() && !value.is_number()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": ", value.dump(), " is not a quantity"));
+      }
+      auto q = ParseQuantity(value.is_string() ? value.get<std::string>() : value.dump());
+      if (!q.ok())
+        return absl::InvalidArgumentError(absl::StrCat(field, ": ", q.status().message()));
+      if (q->milli < 0) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(field, ": quantity ", value.dump(), " is negative (at least 0)"));
+      }
+      out[name] = q->milli;
     }
   }
   return out;
 }
 
-Resources ContainerRequests(const Json& container) {
-  if (!container.is_object()) return {};
+absl::StatusOr<Resources> ContainerRequests(const Json& container, absl::string_view path) {
+  if (!container.is_object()) return Resources{};
   auto it = container.find("resources");
-  return it == container.end() ? Resources{} : RequirementsRequests(*it);
+  if (it == container.end()) return Resources{};
+  return RequirementsRequests(*it, absl::StrCat(path, ".resources"));
+}
+
+// Adds each container's requests of `list` (a Json array) to `total`.
+absl::Status AddContainers(Resources& total, const Json& list, absl::string_view path) {
+  for (size_t i = 0; i < list.size(); ++i) {
+    auto r = ContainerRequests(list[i], absl::StrCat(path, "[", i, "]"));
+    if (!r.ok()) return r.status();
+    if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
+  }
+  return absl::OkStatus();
 }
 
 bool IsZero(const Resources& r) {
@@ -44,55 +81,71 @@ bool IsZero(const Resources& r) {
 
 }  // namespace
 
-Resources PodSpecRequests(const Json& pod_spec) {
+absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   Resources total;
   if (!pod_spec.is_object()) return total;
   if (auto it = pod_spec.find("containers"); it != pod_spec.end() && it->is_array()) {
-    for (const Json& c : *it) AddMap(total, ContainerRequests(c));
+    if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
   }
   Resources init_max;
   if (auto it = pod_spec.find("initContainers"); it != pod_spec.end() && it->is_array()) {
-    for (const Json& c : *it) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& c = (*it)[i];
+      auto r = ContainerRequests(c, absl::StrCat("initContainers[", i, "]"));
+      if (!r.ok()) return r.status();
       bool sidecar = c.is_object() && c.value("restartPolicy", "") == "Always";
       if (sidecar) {
-        AddMap(total, ContainerRequests(c));
+        if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
       } else {
-        MaxMap(init_max, ContainerRequests(c));
+        MaxMap(init_max, *r);
       }
     }
   }
   MaxMap(total, init_max);
   if (auto it = pod_spec.find("resources"); it != pod_spec.end() && it->is_object()) {
-    Resources pod_level = RequirementsRequests(*it);
+    auto pod_level = RequirementsRequests(*it, "resources");
+    if (!pod_level.ok()) return pod_level.status();
     for (const char* name : {"cpu", "memory"}) {
-      if (pod_level.contains(name)) total[name] = pod_level[name];
+      if (pod_level->contains(name)) total[name] = (*pod_level)[name];
     }
   }
   if (auto it = pod_spec.find("overhead"); it != pod_spec.end() && it->is_object()) {
-    AddMap(total, RequirementsRequests(Json{{"requests", *it}}));
+    auto overhead = RequirementsRequests(Json{{"requests", *it}}, "overhead");
+    if (!overhead.ok()) return overhead.status();
+    if (absl::Status s = AddMap(total, *overhead); !s.ok()) return s;
   }
   return total;
 }
 
-Resources FragmentedRequests(const Json& fragmented) {
+absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented) {
   Resources total;
   if (!fragmented.is_object()) return total;
   if (auto it = fragmented.find("containers"); it != fragmented.end() && it->is_array()) {
-    for (const Json& c : *it) AddMap(total, ContainerRequests(c));
+    if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
   }
   if (auto it = fragmented.find("container"); it != fragmented.end()) {
-    AddMap(total, ContainerRequests(*it));
+    auto r = ContainerRequests(*it, "container");
+    if (!r.ok()) return r.status();
+    if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
   }
   if (IsZero(total)) {
     if (auto it = fragmented.find("resources"); it != fragmented.end()) {
-      total = RequirementsRequests(*it);
+      return RequirementsRequests(*it, "resources");
     }
   }
   return total;
 }
 
-void AddScaled(Resources& into, const Resources& r, int64_t factor) {
-  for (const auto& [name, milli] : r) into[name] += milli * factor;
+absl::Status AddScaled(Resources& into, const Resources& r, int64_t factor) {
+  for (const auto& [name, milli] : r) {
+    int64_t scaled;
+    if (__builtin_mul_overflow(milli, factor, &scaled)) return Overflow(name, milli, "×", factor);
+    int64_t& total = into[name];
+    int64_t sum;
+    if (__builtin_add_overflow(total, scaled, &sum)) return Overflow(name, total, "+", scaled);
+    total = sum;
+  }
+  return absl::OkStatus();
 }
 
 void ExportResources(const Resources& r, workloadmap::v1::ResourceList* out) {

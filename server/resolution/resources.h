@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "server/common/json.h"
 #include "workloadmap/v1/workload.pb.h"
 
@@ -19,14 +20,18 @@ using Resources = std::map<std::string, int64_t>;
 // else its limit; regular containers plus restartable (sidecar) init
 // containers summed, then the max with the largest ordinary init container;
 // a pod-level `resources` (request, else limit) replaces the containers'
-// cpu/memory total; `overhead` on top. Unparseable quantities are skipped.
-Resources PodSpecRequests(const Json& pod_spec);
+// cpu/memory total; `overhead` on top. A value that is not a quantity, a
+// negative one, or a total beyond int64 thousandths is an error naming its
+// field ("containers[0].resources.requests.cpu: ...").
+absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec);
 
 // Fragmented pod spec values: the sum of `containers` and `container`; if
 // that is all zero, `resources`.
-Resources FragmentedRequests(const Json& fragmented);
+absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented);
 
-void AddScaled(Resources& into, const Resources& r, int64_t factor);
+// into += r × factor, failing (naming the resource and the operation) where
+// that leaves int64 thousandths.
+absl::Status AddScaled(Resources& into, const Resources& r, int64_t factor);
 
 // Writes `r` as reported values: cpu in millicores, everything else in
 // whole units rounded up. Zero amounts are left out.

@@ -17,20 +17,23 @@ using definitions::FragmentedPodSpec;
 using definitions::kNone;
 using expressions::Session;
 
-absl::Status CountMismatch(size_t ids, size_t results) {
+absl::Status Negative(const Json& value) {
   return absl::InvalidArgumentError(
-      absl::StrCat("instance ids count (", ids, ") does not match results count (", results, ")"));
+      absl::StrCat("replica count ", value.dump(), " is negative (at least 0)"));
 }
 
 // Evaluates each present expression and pads the outputs to the longest
-// list; fails when that length differs from `ids`. Returns one row per
+// list; fails when that length differs from the count of instance ids, and
+// names the definition fields that disagree. Returns one row per
 // expression; all rows have `ids` entries, or none when no expression is
 // present ("no data").
 absl::StatusOr<std::vector<std::vector<Json>>> ZipByIndex(Evaluation& eval, Session::InputId root,
                                                           const std::vector<ExprIndex>& exprs,
-                                                          size_t ids, const std::string& what) {
+                                                          size_t ids, ExprIndex ids_expr,
+                                                          const std::string& what) {
   std::vector<std::vector<Json>> rows(exprs.size());
   size_t longest = 0;
+  ExprIndex longest_expr = kNone;
   bool any = false;
   for (size_t i = 0; i < exprs.size(); ++i) {
     if (exprs[i] == kNone) continue;
@@ -38,12 +41,16 @@ absl::StatusOr<std::vector<std::vector<Json>>> ZipByIndex(Evaluation& eval, Sess
     auto values = eval.All(exprs[i], root);
     if (!values.ok()) return values.status();
     rows[i] = *std::move(values);
+    if (longest_expr == kNone || rows[i].size() > longest) longest_expr = exprs[i];
     longest = std::max(longest, rows[i].size());
   }
   if (!any) return std::vector<std::vector<Json>>{};
   if (longest != ids) {
-    absl::Status mismatch = CountMismatch(ids, longest);
-    return absl::InvalidArgumentError(absl::StrCat(what, ": ", mismatch.message()));
+    const auto& fields = eval.def().field_paths;
+    std::string ids_field = ids_expr == kNone ? "(single instance)" : fields[ids_expr];
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": instance ids count (", ids, ") does not match results count (", longest,
+        "): ", ids_field, " yields ", ids, ", ", fields[longest_expr], " yields ", longest));
   }
   for (auto& row : rows) row.resize(ids);  // pads with null
   return rows;
@@ -80,7 +87,7 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
   // Pod template / pod spec (+ metadata).
   auto specs =
       ZipByIndex(eval, root, {compiled.pod_template_spec, compiled.pod_spec, compiled.metadata}, n,
-                 where + " spec");
+                 compiled.instance_ids, where + " spec");
   if (!specs.ok()) return specs.status();
   if (!specs->empty()) {
     for (size_t i = 0; i < n; ++i) {
@@ -91,7 +98,8 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
   }
   // Fragmented pod spec.
   std::vector<ExprIndex> frag(compiled.fragmented.begin(), compiled.fragmented.end());
-  auto fragments = ZipByIndex(eval, root, frag, n, where + " fragmented spec");
+  auto fragments =
+      ZipByIndex(eval, root, frag, n, compiled.instance_ids, where + " fragmented spec");
   if (!fragments.ok()) return fragments.status();
   if (!fragments->empty()) {
     for (size_t i = 0; i < n; ++i) {
@@ -106,7 +114,7 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
   // Scale.
   auto scales =
       ZipByIndex(eval, root, {compiled.replicas, compiled.min_replicas, compiled.max_replicas}, n,
-                 where + " scale");
+                 compiled.instance_ids, where + " scale");
   if (!scales.ok()) return scales.status();
   if (!scales->empty()) {
     for (size_t i = 0; i < n; ++i) {
@@ -119,7 +127,9 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
                         : s == 1 ? compiled.min_replicas
                                  : compiled.max_replicas;
           return absl::InvalidArgumentError(
-              absl::StrCat(eval.def().field_paths[e], ": ", value.status().message()));
+              absl::StrCat(eval.def().field_paths[e],
+                           raw[i].id.empty() ? "" : absl::StrCat(" (instance ", raw[i].id, ")"),
+                           ": ", value.status().message()));
         }
         *targets[s] = *value;
       }
@@ -171,6 +181,7 @@ absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot convert ", value.dump(), " to an int32 replica count"));
     }
+    if (d < 0) return Negative(value);
     return static_cast<int32_t>(d);
   }
   if (value.is_string()) {
@@ -184,6 +195,7 @@ absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
       return absl::InvalidArgumentError(
           absl::StrCat("cannot parse ", value.dump(), " as an int32 replica count"));
     }
+    if (v < 0) return Negative(value);
     return v;
   }
   return absl::InvalidArgumentError(

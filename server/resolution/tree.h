@@ -45,7 +45,8 @@ struct ComponentNode {
 absl::StatusOr<ComponentNode> BuildTree(Evaluation& eval, expressions::Session::InputId root);
 
 // Converts a scale value: null -> unset; integral number -> value; numeric
-// string (base 10, int32) -> value; anything else is an error.
+// string (base 10, int32) -> value; negative counts and anything else are
+// errors.
 absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value);
 
 // Depth-first search for the node of component `index`.

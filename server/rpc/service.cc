@@ -15,6 +15,7 @@
 #include "grpcpp/support/slice.h"
 #include "server/common/heap.h"
 #include "server/common/json_path.h"
+#include "server/common/json_reader.h"
 #include "server/common/kube_names.h"
 #include "server/common/user_text.h"
 #include "server/common/yaml_json.h"
@@ -144,10 +145,11 @@ absl::StatusOr<std::shared_ptr<const WorkloadView>> ResolvedViewOf(WorkloadIndex
 
 absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& field) {
   if (text.empty()) return absl::InvalidArgumentError(field + " is empty");
-  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (value.is_discarded() || !value.is_object()) {
-    return absl::InvalidArgumentError(field + " is not a JSON object");
+  auto value = ParseJson(text);
+  if (!value.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.status().message()));
   }
+  if (!value->is_object()) return absl::InvalidArgumentError(field + " is not a JSON object");
   return value;
 }
 
@@ -176,9 +178,17 @@ absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
 }
 
 template <typename Message>
-absl::Status JsonToMessage(const Json& json, Message* out) {
+absl::Status JsonToMessage(const Json& json, const std::string& field, Message* out) {
   auto status = google::protobuf::util::JsonStringToMessage(json.dump(), out);
-  if (!status.ok()) return absl::InternalError(std::string(status.message()));
+  if (!status.ok()) {
+    // The only way a parsed document fails here is depth: protobuf nests
+    // at most 100 messages, and a JSON object level costs a Struct three.
+    return absl::InvalidArgumentError(absl::StrCat(
+        field,
+        ": nests too deeply to be returned as a google.protobuf.Struct (protobuf allows 100 "
+        "nested messages, about 33 levels of objects): ",
+        std::string(status.message())));
+  }
   return absl::OkStatus();
 }
 
@@ -612,11 +622,13 @@ grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
     auto mutated = resolution::EditWorkload(**def, engine_, object, *edit);
     if (!mutated.ok()) return mutated.status();
     Json patch = resolution::JsonPatch(object, *mutated);
-    if (absl::Status s = JsonToMessage(*mutated, response->mutable_result()->mutable_object());
+    if (absl::Status s =
+            JsonToMessage(*mutated, "result.object", response->mutable_result()->mutable_object());
         !s.ok()) {
       return s;
     }
-    if (absl::Status s = JsonToMessage(patch, response->mutable_result()->mutable_patch());
+    if (absl::Status s =
+            JsonToMessage(patch, "result.patch", response->mutable_result()->mutable_patch());
         !s.ok()) {
       return s;
     }

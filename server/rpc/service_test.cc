@@ -742,7 +742,7 @@ TEST_F(ServiceTest, ResolveErrors) {
                 "inline.object_json is not a JSON object");
     request.mutable_inline_()->set_object_json("{not json");
     EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
-                "inline.object_json is not a JSON object");
+                "inline.object_json: invalid JSON at byte 2");
     request.mutable_inline_()->set_object_json(R"({"kind": "JobSet"})");
     EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
                 "inline.object_json: apiVersion and kind are required");
@@ -1535,6 +1535,92 @@ TEST_F(ServiceTest, GangErrors) {
   request.mutable_inline_pod()->set_pod_json("{}");
   request.mutable_inline_pod()->set_top_owner_json("");
   EXPECT_CODE(Gang(request, &response), INVALID_ARGUMENT, "inline_pod.top_owner_json is empty");
+}
+
+// ---- Hostile JSON -------------------------------------------------------------
+
+// The seed JobSet with `depth` levels of arrays under spec.x: about 200 KB
+// for 100,000 levels, which used to crash the daemon once parsed (dumping
+// the tree recursed off the stack).
+std::string DeeplyNested(const Json& object, size_t depth) {
+  std::string text = object.dump();
+  size_t spec = text.find("\"spec\":{") + 8;
+  return text.substr(0, spec) + "\"x\":" + std::string(depth, '[') + std::string(depth, ']') + "," +
+         text.substr(spec);
+}
+
+TEST_F(ServiceTest, DeeplyNestedInlineJsonIsRefusedAndTheServerLives) {
+  const std::string deep_jobset = DeeplyNested(SeedObject("JobSet", "demo"), 100000);
+  const std::string deep_pod = DeeplyNested(SeedObject("Pod", "demo-leader-0-0-x0l"), 100000);
+  constexpr char kBound[] = "nesting deeper than 100 levels at byte ";
+  {
+    v1::ResolveWorkloadRequest request;
+    request.mutable_inline_()->set_object_json(deep_jobset);
+    v1::ResolveWorkloadResponse response;
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                absl::StrCat("inline.object_json: ", kBound));
+    request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+    request.mutable_inline_()->add_pod_json(deep_pod);
+    EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+                absl::StrCat("inline.pod_json[0]: ", kBound));
+  }
+  {
+    v1::MutatePodSpecsRequest request;
+    request.mutable_inline_()->set_object_json(deep_jobset);
+    request.add_changes()->set_scheduler_name("kai-scheduler");
+    v1::MutatePodSpecsResponse response;
+    EXPECT_CODE(Mutate(request, &response), INVALID_ARGUMENT,
+                absl::StrCat("inline.object_json: ", kBound));
+  }
+  {
+    v1::GetGangInstructionsRequest request;
+    request.mutable_inline_pod()->set_pod_json(SeedObject("Pod", "demo-leader-0-0-x0l").dump());
+    request.mutable_inline_pod()->set_top_owner_json(deep_jobset);
+    v1::GetGangInstructionsResponse response;
+    EXPECT_CODE(Gang(request, &response), INVALID_ARGUMENT,
+                absl::StrCat("inline_pod.top_owner_json: ", kBound));
+    request.mutable_inline_pod()->set_pod_json(deep_pod);
+    request.mutable_inline_pod()->set_top_owner_json(SeedObject("JobSet", "demo").dump());
+    EXPECT_CODE(Gang(request, &response), INVALID_ARGUMENT,
+                absl::StrCat("inline_pod.pod_json: ", kBound));
+  }
+  // Still serving.
+  EXPECT_EQ(ResolvedGang().pod_groups_size(), 1);
+}
+
+TEST_F(ServiceTest, InlineJsonAtTheDepthBoundResolves) {
+  // 100 levels in all: the object, spec, and 98 arrays under x.
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(DeeplyNested(SeedObject("JobSet", "demo"), 98));
+  v1::ResolveWorkloadResponse response;
+  grpc::Status status = Resolve(request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  request.mutable_inline_()->set_object_json(DeeplyNested(SeedObject("JobSet", "demo"), 99));
+  EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+              "inline.object_json: nesting deeper than 100 levels at byte ");
+  // MutatePodSpecs returns the object as a google.protobuf.Struct, which
+  // holds less: a clear error naming the field rather than INTERNAL.
+  v1::MutatePodSpecsRequest mutate;
+  mutate.mutable_inline_()->set_object_json(DeeplyNested(SeedObject("JobSet", "demo"), 98));
+  mutate.add_changes()->set_scheduler_name("kai-scheduler");
+  v1::MutatePodSpecsResponse mutated;
+  EXPECT_CODE(Mutate(mutate, &mutated), INVALID_ARGUMENT,
+              "result.object: nests too deeply to be returned as a google.protobuf.Struct");
+}
+
+TEST_F(ServiceTest, InlineNumberOutOfRangeNamesTheField) {
+  std::string text = SeedObject("JobSet", "demo").dump();
+  size_t spec = text.find("\"spec\":{") + 8;
+  text = text.substr(0, spec) + "\"x\":1e400," + text.substr(spec);
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(text);
+  v1::ResolveWorkloadResponse response;
+  EXPECT_CODE(
+      Resolve(request, &response), INVALID_ARGUMENT,
+      absl::StrCat("inline.object_json: number out of range at byte ", spec + 4, ": 1e400"));
+  request.mutable_inline_()->set_object_json("{not json");
+  EXPECT_CODE(Resolve(request, &response), INVALID_ARGUMENT,
+              "inline.object_json: invalid JSON at byte 2: syntax error");
 }
 
 // ---- WatchWorkloads -----------------------------------------------------------

@@ -1,0 +1,125 @@
+#include "server/common/json_reader.h"
+
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace wm {
+namespace {
+
+// nlohmann's DOM builder behind a depth count: nlohmann's parser keeps its
+// own stack, so the only recursion a deep document could cause is in what
+// later walks the tree, and stopping here bounds all of it.
+class BoundedDomBuilder {
+ public:
+  BoundedDomBuilder(Json& root, const JsonLimits& limits) : dom_(root, false), limits_(limits) {}
+
+  bool null() { return dom_.null(); }
+  bool boolean(bool value) { return dom_.boolean(value); }
+  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
+  bool number_float(Json::number_float_t value, const Json::string_t& text) {
+    return dom_.number_float(value, text);
+  }
+  bool string(Json::string_t& value) { return dom_.string(value); }
+  bool binary(Json::binary_t& value) { return dom_.binary(value); }
+  bool key(Json::string_t& value) { return dom_.key(value); }
+
+  bool start_object(size_t size) { return Enter() && dom_.start_object(size); }
+  bool start_array(size_t size) { return Enter() && dom_.start_array(size); }
+  bool end_object() {
+    --depth_;
+    return dom_.end_object();
+  }
+  bool end_array() {
+    --depth_;
+    return dom_.end_array();
+  }
+
+  template <typename Exception>
+  bool parse_error(size_t position, const std::string& token, const Exception& error) {
+    // Offsets count from 0; nlohmann reports how many bytes it had read.
+    size_t at = position == 0 ? 0 : position - 1;
+    if (error.id == 406) {  // out_of_range.406: a number overflows a double
+      // It read the whole number: report where the number starts.
+      at = position >= token.size() ? position - token.size() : 0;
+      error_ =
+          absl::InvalidArgumentError(absl::StrCat("number out of range at byte ", at, ": ", token));
+    } else {
+      error_ = absl::InvalidArgumentError(
+          absl::StrCat("invalid JSON at byte ", at, ": ", Reason(error.what())));
+    }
+    return false;
+  }
+
+  bool too_deep() const { return too_deep_; }
+  const absl::Status& error() const { return error_; }
+
+ private:
+  bool Enter() {
+    if (++depth_ <= limits_.max_depth) return true;
+    too_deep_ = true;
+    return false;
+  }
+
+  // "[json.exception.parse_error.101] parse error at line 1, column 5: R"
+  // becomes R: the byte offset replaces the line and column.
+  static std::string Reason(absl::string_view what) {
+    if (size_t end = what.find("] "); end != absl::string_view::npos) what.remove_prefix(end + 2);
+    if (what.rfind("parse error", 0) == 0) {
+      if (size_t colon = what.find(": "); colon != absl::string_view::npos) {
+        what.remove_prefix(colon + 2);
+      }
+    }
+    return std::string(what);
+  }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const JsonLimits& limits_;
+  size_t depth_ = 0;
+  bool too_deep_ = false;
+  absl::Status error_;
+};
+
+// The offset of the bracket that opens level `depth` + 1. Runs only after
+// the parser accepted every byte up to it, so strings are well formed.
+size_t OffsetBeyondDepth(absl::string_view text, size_t depth) {
+  size_t level = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++level > depth) return i;
+    } else if (c == ']' || c == '}') {
+      --level;
+    }
+  }
+  return text.size();
+}
+
+}  // namespace
+
+absl::StatusOr<Json> ParseJson(absl::string_view text, JsonLimits limits) {
+  Json root;
+  BoundedDomBuilder builder(root, limits);
+  if (Json::sax_parse(text.begin(), text.end(), &builder)) return root;
+  if (builder.too_deep()) {
+    return absl::InvalidArgumentError(absl::StrCat("nesting deeper than ", limits.max_depth,
+                                                   " levels at byte ",
+                                                   OffsetBeyondDepth(text, limits.max_depth)));
+  }
+  if (!builder.error().ok()) return builder.error();
+  return absl::InvalidArgumentError("invalid JSON");
+}
+
+}  // namespace wm
