@@ -115,13 +115,17 @@ absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in)
 
 // The objects of a manifest. A JSON one is read by the daemon's reader for
 // inline objects, so `describe -f` and ResolveWorkload agree on every
-// number and bound; anything else is YAML (with the same bounds).
+// number and bound; anything else is YAML (with the same bounds). A text
+// that opens with '{' but is not JSON may be a YAML flow mapping; when YAML
+// cannot read it either, the JSON error is the one that explains it.
 absl::StatusOr<std::vector<Json>> ReadManifests(absl::string_view text) {
   absl::string_view start = absl::StripLeadingAsciiWhitespace(text);
   if (start.empty() || start.front() != '{') return ParseYamlDocuments(text);
   auto object = ParseJson(text);
-  if (!object.ok()) return object.status();
-  return std::vector<Json>{*std::move(object)};
+  if (object.ok()) return std::vector<Json>{*std::move(object)};
+  auto yaml = ParseYamlDocuments(text);
+  if (yaml.ok()) return yaml;
+  return object.status();
 }
 
 int OriginRank(absl::string_view origin) {
