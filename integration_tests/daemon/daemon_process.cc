@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -83,7 +84,12 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
 bool DaemonProcess::Running() {
   if (pid_ <= 0) return false;
   int status = 0;
-  if (waitpid(pid_, &status, WNOHANG) == pid_) pid_ = -1;
+  if (waitpid(pid_, &status, WNOHANG) == pid_) {
+    pid_ = -1;
+    exit_description_ = WIFEXITED(status) ? absl::StrCat("exited with status ", WEXITSTATUS(status))
+                                          : absl::StrCat("killed by signal ", WTERMSIG(status),
+                                                         " (", strsignal(WTERMSIG(status)), ")");
+  }
   return pid_ > 0;
 }
 

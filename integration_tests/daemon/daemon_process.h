@@ -33,6 +33,9 @@ class DaemonProcess {
   // Whether the process is still running (false once it has exited, say
   // crashed; then it is reaped and pid() is -1).
   bool Running();
+  // How the process ended once Running() saw it exit ("exited with status
+  // 1", "killed by signal 11 (Segmentation fault)"); empty before.
+  const std::string& exit_description() const { return exit_description_; }
   const std::string& log_path() const { return log_path_; }
   std::string Log() const;
   workloadmap::v1::WorkloadMap::Stub& stub() { return *stub_; }
@@ -43,6 +46,7 @@ class DaemonProcess {
   int metrics_port_ = 0;
   pid_t pid_ = -1;
   std::string log_path_;
+  std::string exit_description_;
   std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
 };
 

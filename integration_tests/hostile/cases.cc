@@ -9,6 +9,7 @@
 #include "absl/strings/str_replace.h"
 #include "google/protobuf/util/json_util.h"
 #include "server/common/json.h"
+#include "server/common/yaml_json.h"
 #include "workloadmap/v1/service.pb.h"
 
 namespace wm::hostile {
@@ -17,11 +18,18 @@ namespace {
 namespace v1 = workloadmap::v1;
 using Code = grpc::StatusCode;
 
+constexpr char kServicePrefix[] = "/workloadmap.v1.WorkloadMap/";
 // Deeper than any manifest: the nesting that overflowed the stack.
 constexpr int kDeepNesting = 100000;
+// Hang bounds (see HostileCase::bound): an answer takes milliseconds on an
+// idle machine, but a loaded 2-core one, or a sanitizer build, may take
+// seconds for the largest requests.
+constexpr absl::Duration kHangBound = absl::Seconds(10);
 // Past the one jq evaluation's budget (EvalLimits::budget, 2 s): the
-// answer may take the budget, plus a margin for a loaded machine.
-const absl::Duration kEvaluationBound = absl::Seconds(2) + absl::Seconds(3);
+// answer may take the budget, plus the hang bound.
+const absl::Duration kEvaluationBound = absl::Seconds(2) + kHangBound;
+// 20,000 inline pods (5 MB) are parsed before they are refused.
+constexpr absl::Duration kManyObjectsBound = absl::Seconds(20);
 
 const std::vector<Code> kInvalid = {Code::INVALID_ARGUMENT};
 // The bytes are not a request message at all (garbage, or a string field
@@ -168,14 +176,26 @@ Json DemoPod(const std::string& name) {
 
 }  // namespace
 
-std::vector<RpcCase> RpcCases(const std::string& seed_jobset_json) {
-  const Json jobset = Json::parse(seed_jobset_json);
+const std::string& SeedJobSetJson() {
+  static const std::string* jobset = [] {
+    absl::StatusOr<std::vector<Json>> seed =
+        ReadYamlFile(absl::StrCat(WM_SOURCE_DIR, "/", kSeedFile));
+    for (const Json& o : seed.value()) {
+      if (o["kind"] == "JobSet") return new std::string(o.dump());
+    }
+    return new std::string("{}");
+  }();
+  return *jobset;
+}
+
+std::vector<HostileCase> AllCases() {
+  const Json jobset = Json::parse(SeedJobSetJson());
   const std::string demo = jobset.dump();
-  std::vector<RpcCase> cases;
+  std::vector<HostileCase> cases;
   auto add = [&](std::string name, std::string method, std::string request, std::vector<Code> codes,
-                 std::string mention, absl::Duration bound = absl::Seconds(3)) {
-    cases.push_back({std::move(name), std::move(method), std::move(request), std::move(codes),
-                     std::move(mention), bound});
+                 std::string mention, absl::Duration bound = kHangBound, Metadata metadata = {}) {
+    cases.push_back({std::move(name), kServicePrefix + method, std::move(request),
+                     std::move(metadata), std::move(codes), std::move(mention), bound});
   };
 
   // ---- Not a request at all -------------------------------------------------
@@ -237,8 +257,9 @@ std::vector<RpcCase> RpcCases(const std::string& seed_jobset_json) {
       {Code::OK, Code::INVALID_ARGUMENT}, "", kEvaluationBound);
   add("ValidateDefinition/not_yaml", "ValidateDefinition", Validate("{[: \x01"), {Code::OK}, "");
   add("ValidateDefinition/non_utf8", "ValidateDefinition", Validate(kNotUtf8), kUnparsable, "");
+  // A finding (as for any YAML error) saying where and what the bound is.
   add("ValidateDefinition/deep_yaml", "ValidateDefinition", Validate(Nested(kDeepNesting)),
-      {Code::OK, Code::INVALID_ARGUMENT}, "definition_yaml");
+      {Code::OK, Code::INVALID_ARGUMENT}, "nesting deeper than");
   // Evaluated: inline objects of the kinds of definitions.yaml.
   for (const char* kind : {"Recursion", "Spin", "HugeString", "Unbounded"}) {
     add(absl::StrCat("ResolveWorkload/evaluate_", kind), "ResolveWorkload",
@@ -279,9 +300,11 @@ std::vector<RpcCase> RpcCases(const std::string& seed_jobset_json) {
   // ---- Class 5: many objects in one request -------------------------------------
   {
     std::vector<std::string> pods;
-    for (int i = 0; i < 100000; ++i) pods.push_back(DemoPod(absl::StrCat("w-", i)).dump());
-    add("ResolveWorkload/100000_inline_pods", "ResolveWorkload", ResolveInline(demo, pods),
-        {Code::INVALID_ARGUMENT, Code::RESOURCE_EXHAUSTED}, "pod_json", absl::Seconds(10));
+    // Twice --max-inline-objects (10,000), and under --max-message-bytes
+    // (16 MiB, 100,000 of them are 26 MB), so the cap is what refuses them.
+    for (int i = 0; i < 20000; ++i) pods.push_back(DemoPod(absl::StrCat("w-", i)).dump());
+    add("ResolveWorkload/20000_inline_pods", "ResolveWorkload", ResolveInline(demo, pods),
+        {Code::INVALID_ARGUMENT, Code::RESOURCE_EXHAUSTED}, "pod_json", kManyObjectsBound);
   }
   add("ResolveWorkload/over_max_message_bytes", "ResolveWorkload",
       ResolveInline(demo, {std::string(17 << 20, ' ')}), {Code::RESOURCE_EXHAUSTED}, "");
@@ -464,30 +487,58 @@ std::vector<RpcCase> RpcCases(const std::string& seed_jobset_json) {
   }
   add("MutatePodSpecs/non_utf8_scheduler_name", "MutatePodSpecs",
       MutateRef([&](auto& c) { c.set_scheduler_name(kNotUtf8); }), kUnparsable, "");
+
+  // ---- Metadata the daemon does not read: the call is answered as without --------
+  {
+    Metadata binary = {{"x-hostile-bin", std::string("\0\xff\x80\r\n\0", 6)},
+                       {"x-hostile-text", std::string(4096, '~')}};
+    add("ResolveWorkload/metadata_binary_and_4KiB", "ResolveWorkload", ResolveRef(DemoRef()),
+        {Code::OK}, "demo", kHangBound, std::move(binary));
+    Metadata many;
+    for (int i = 0; i < 50; ++i) many.emplace_back(absl::StrCat("x-hostile-", i), "v");
+    add("ListWorkloads/metadata_50_entries", "ListWorkloads", List([](auto&) {}), {Code::OK},
+        "demo", kHangBound, std::move(many));
+  }
   return cases;
 }
 
 std::vector<HttpCase> HttpCases() {
   const std::string huge_header = "X-Filler: " + std::string(64 << 10, 'h') + "\r\n";
   return {
-      {"healthz", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {200}},
-      {"garbage_request_line", "GARBAGE\r\n\r\n", {400}},
-      {"no_version", "GET /healthz\r\n\r\n", {400}},
-      {"nul_in_request_line", std::string("GET /heal\0thz HTTP/1.1\r\n\r\n", 26), {400, 404}},
+      {"healthz", "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", {200}, kHangBound},
+      {"garbage_request_line", "GARBAGE\r\n\r\n", {400}, kHangBound},
+      {"no_version", "GET /healthz\r\n\r\n", {400}, kHangBound},
+      {"nul_in_request_line",
+       std::string("GET /heal\0thz HTTP/1.1\r\n\r\n", 26),
+       {400, 404},
+       kHangBound},
       {"binary_noise",
        std::string("\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03\r\n\r\n", 15),
-       {400}},
-      {"non_utf8_path", "GET /\xff\xfe\xc0\xaf HTTP/1.1\r\n\r\n", {400, 404}},
-      {"non_utf8_query", "GET /debug/cache?\xff\xfe=\x80 HTTP/1.1\r\n\r\n", {200, 400}},
-      {"unknown_path", "GET /no/such/path HTTP/1.1\r\n\r\n", {404}},
-      {"path_traversal", "GET /../../etc/passwd HTTP/1.1\r\n\r\n", {400, 404}},
-      {"post_metrics", "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", {405}},
-      {"huge_header_healthz", "GET /healthz HTTP/1.1\r\n" + huge_header + "\r\n", {431}},
-      {"huge_header_metrics", "GET /metrics HTTP/1.1\r\n" + huge_header + "\r\n", {431}},
-      {"request_line_1MB", "GET /" + std::string(1 << 20, 'a'), {431}},
-      {"huge_path_readyz", "GET /readyz?" + std::string(7000, 'q') + " HTTP/1.1\r\n\r\n", {200}},
-      {"debug_cache", "GET /debug/cache HTTP/1.1\r\n\r\n", {200}},
-      {"readyz_head", "HEAD /readyz HTTP/1.1\r\n\r\n", {200}},
+       {400},
+       kHangBound},
+      {"non_utf8_path", "GET /\xff\xfe\xc0\xaf HTTP/1.1\r\n\r\n", {400, 404}, kHangBound},
+      {"non_utf8_query", "GET /debug/cache?\xff\xfe=\x80 HTTP/1.1\r\n\r\n", {200, 400}, kHangBound},
+      {"unknown_path", "GET /no/such/path HTTP/1.1\r\n\r\n", {404}, kHangBound},
+      {"path_traversal", "GET /../../etc/passwd HTTP/1.1\r\n\r\n", {400, 404}, kHangBound},
+      {"post_metrics",
+       "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello",
+       {405},
+       kHangBound},
+      {"huge_header_healthz",
+       "GET /healthz HTTP/1.1\r\n" + huge_header + "\r\n",
+       {431},
+       kHangBound},
+      {"huge_header_metrics",
+       "GET /metrics HTTP/1.1\r\n" + huge_header + "\r\n",
+       {431},
+       kHangBound},
+      {"request_line_1MB", "GET /" + std::string(1 << 20, 'a'), {414}, kHangBound},
+      {"target_over_2KiB_readyz",
+       "GET /readyz?" + std::string(7000, 'q') + " HTTP/1.1\r\n\r\n",
+       {414},
+       kHangBound},
+      {"debug_cache", "GET /debug/cache HTTP/1.1\r\n\r\n", {200}, kHangBound},
+      {"readyz_head", "HEAD /readyz HTTP/1.1\r\n\r\n", {200}, kHangBound},
   };
 }
 

@@ -1,17 +1,26 @@
 // The hostile-input suite: the real workloadmapd, serving the seed snapshot
 // and the hostile definitions (definitions.yaml), gets malformed, oversized,
 // deeply nested, non-UTF-8, out-of-range and adversarial requests on every
-// RPC (cases.cc) and on its HTTP port. Each must get its expected answer
-// within its bound, and after each the daemon still answers health and
-// resolves the seed JobSet. One more test runs every case against one
-// daemon and bounds the growth of its resident memory.
+// RPC and on its HTTP port (the cases of wm_hostile_cases). Each must get
+// its expected answer within its bound, and after each the daemon still
+// answers health SERVING and resolves the seed JobSet within kServingBound.
+//
+// One daemon serves the whole binary run (ctest runs the binary as one test,
+// not one test per case): a case that kills it fails with the tail of its
+// log, and the next case gets a new daemon. One more test runs every case
+// that does not kill the daemon against a new one and bounds the growth of
+// its resident memory. The run ends with the line
+// "hostile: N cases, N passed, N failed", which CI tooling reads.
 
-#include <signal.h>
+#include <sys/types.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -20,7 +29,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -29,9 +40,15 @@
 #include "integration_tests/daemon/daemon_process.h"
 #include "integration_tests/hostile/cases.h"
 #include "integration_tests/hostile/raw_clients.h"
-#include "server/common/json.h"
-#include "server/common/yaml_json.h"
 #include "workloadmap/v1/service.grpc.pb.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define WM_HOSTILE_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WM_HOSTILE_UNDER_ASAN 1
+#endif
+#endif
 
 namespace wm::hostile {
 namespace {
@@ -46,15 +63,30 @@ using ::testing::HasSubstr;
 constexpr size_t kMaxErrorMessageBytes = 4096;
 // How long a health check or the seed's resolve may take after a case.
 constexpr absl::Duration kServingBound = absl::Seconds(2);
-// The daemon's resident memory after every case, over its resident memory
-// before (after a warm-up of ordinary calls). See docs: measured growth
-// was well under this; the bound leaves room for allocator retention of the
-// largest requests (17 MiB refused, 12.5 MB accepted) without hiding a leak
-// of the cases' inputs, which total several hundred MiB.
-constexpr int64_t kMaxRssGrowthBytes = int64_t{64} << 20;
+// How long a daemon that stopped answering may take to exit (a crashing
+// daemon built with ASan first writes its report), so that the failure
+// says it died rather than that it did not answer.
+constexpr absl::Duration kDyingBound = absl::Seconds(10);
+// Lines of the daemon's log a failure shows when the daemon died.
+constexpr int kLogTailLines = 40;
+// The daemon's resident memory after every case that does not kill it,
+// over its resident memory before (after a warm-up of ordinary calls, each
+// read once it has settled). Measured on the RelWithDebInfo build, 5 runs
+// on a loaded 2-core machine (94 cases, 5 left out): 26 MiB before, growth
+// 11.1, 9.4, 6.9, 5.2 and 6.0 MiB. The bound is twice the largest: room for
+// allocator retention, while a leak of the largest request (17 MiB) and
+// the 5 MB one together would exceed it on top of the usual growth.
+constexpr int64_t kMaxRssGrowthBytes = int64_t{24} << 20;
+// When a reading of VmRSS counts as settled (the daemon hands the heap back
+// after large requests): two readings kSettleInterval apart differ by less
+// than kSettledBytes, or kSettleBound has passed.
+constexpr absl::Duration kSettleInterval = absl::Milliseconds(500);
+constexpr int64_t kSettledBytes = int64_t{256} << 10;
+constexpr absl::Duration kSettleBound = absl::Seconds(15);
 // Connections the slow-client test keeps open (the HTTP server serves 16
 // at once) and how soon /healthz must still answer meanwhile: the server's
-// 5 s io_timeout plus a margin.
+// 5 s io_timeout plus a margin. A server that queued /healthz behind the
+// idle connections would answer it only after 4 rounds of io_timeout (20 s).
 constexpr int kIdleConnections = 64;
 constexpr absl::Duration kHealthzUnderIdleBound = absl::Seconds(6);
 
@@ -62,24 +94,12 @@ std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
 }
 
-// The seed's running JobSet default/demo, as JSON.
-const std::string& SeedJobSet() {
-  static const std::string* jobset = [] {
-    auto seed = ReadYamlFile(SourcePath("integration_tests/seed/cluster-state.yaml"));
-    for (const Json& o : seed.value()) {
-      if (o["kind"] == "JobSet") return new std::string(o.dump());
-    }
-    return new std::string("{}");
-  }();
-  return *jobset;
-}
-
-const std::vector<RpcCase>& AllRpcCases() {
-  static const auto* cases = new std::vector<RpcCase>(RpcCases(SeedJobSet()));
+const std::vector<HostileCase>& Cases() {
+  static const auto* cases = new std::vector<HostileCase>(AllCases());
   return *cases;
 }
 
-const std::vector<HttpCase>& AllHttpCases() {
+const std::vector<HttpCase>& HttpCasesOnce() {
   static const auto* cases = new std::vector<HttpCase>(HttpCases());
   return *cases;
 }
@@ -87,6 +107,12 @@ const std::vector<HttpCase>& AllHttpCases() {
 std::string Abbreviated(const std::string& text) {
   return text.size() <= 300 ? text
                             : absl::StrCat(text.substr(0, 300), "... (", text.size(), " bytes)");
+}
+
+std::string Tail(const std::string& text, int lines) {
+  std::vector<absl::string_view> all = absl::StrSplit(text, '\n');
+  if (static_cast<int>(all.size()) > lines) all.erase(all.begin(), all.end() - lines);
+  return absl::StrJoin(all, "\n");
 }
 
 // VmRSS of /proc/PID/status, in bytes; -1 if unreadable.
@@ -102,8 +128,21 @@ int64_t ResidentBytes(pid_t pid) {
   return -1;
 }
 
-// One daemon per test binary run (ctest runs each test in its own process,
-// so each gets a fresh one: a case that kills the daemon fails alone).
+// VmRSS once it has settled (see kSettleInterval).
+int64_t SettledResidentBytes(pid_t pid) {
+  int64_t last = ResidentBytes(pid);
+  const absl::Time deadline = absl::Now() + kSettleBound;
+  while (last > 0 && absl::Now() < deadline) {
+    absl::SleepFor(kSettleInterval);
+    int64_t now = ResidentBytes(pid);
+    if (now < 0 || std::abs(now - last) < kSettledBytes) return now;
+    last = now;
+  }
+  return last;
+}
+
+// The one daemon of the binary run: started for the first case, and again
+// for the next case after one killed it.
 class HostileDaemon {
  public:
   static HostileDaemon& Get() {
@@ -114,12 +153,18 @@ class HostileDaemon {
   // Starts the daemon if it is not running (the first time, or after a
   // case killed it).
   void EnsureRunning() {
-    if (process_ && process_->Running()) return;
+    if (alive()) return;
+    ASSERT_NO_FATAL_FAILURE(Restart());
+  }
+
+  // Stops the daemon if it runs and starts a new one.
+  void Restart() {
     namespace fs = std::filesystem;
+    if (process_) process_->Stop();
     std::string snapshot = absl::StrCat(::testing::TempDir(), "/hostile-", getpid(), "/snapshot");
     fs::create_directories(snapshot);
-    fs::copy_file(SourcePath("integration_tests/seed/cluster-state.yaml"),
-                  snapshot + "/cluster-state.yaml", fs::copy_options::overwrite_existing);
+    fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml",
+                  fs::copy_options::overwrite_existing);
     process_ = std::make_unique<testing::DaemonProcess>(
         std::vector<std::string>{"--snapshot", snapshot, "--definitions",
                                  SourcePath(kHostileDefinitionsFile), "--shutdown-grace", "0s"});
@@ -132,111 +177,155 @@ class HostileDaemon {
   const std::shared_ptr<grpc::Channel>& channel() { return channel_; }
   bool alive() { return process_ && process_->Running(); }
 
+  // Whether the daemon has exited, waiting up to `wait` for it to.
+  bool DiesWithin(absl::Duration wait) {
+    const absl::Time deadline = absl::Now() + wait;
+    while (alive()) {
+      if (absl::Now() >= deadline) return false;
+      absl::SleepFor(absl::Milliseconds(100));
+    }
+    return true;
+  }
+
+  // How the daemon ended, the sanitizer's verdict if there is one (a stack
+  // overflow's trace is longer than the tail), and the tail of its log.
+  std::string LogTail() {
+    const std::string log = process_->Log();
+    std::string verdict;
+    for (absl::string_view line : absl::StrSplit(log, '\n')) {
+      if (absl::StrContains(line, "ERROR: AddressSanitizer") ||
+          absl::StrContains(line, "runtime error:")) {
+        verdict = absl::StrCat("; ", line);
+        break;
+      }
+    }
+    return absl::StrCat(process_->exit_description(), verdict, "\nits log (", process_->log_path(),
+                        "), last ", kLogTailLines, " lines:\n", Tail(log, kLogTailLines));
+  }
+
  private:
   std::unique_ptr<testing::DaemonProcess> process_;
   std::shared_ptr<grpc::Channel> channel_;
 };
 
-class HostileTest : public ::testing::Test {
- protected:
-  void SetUp() override { ASSERT_NO_FATAL_FAILURE(daemon().EnsureRunning()); }
+HostileDaemon& TheDaemon() { return HostileDaemon::Get(); }
 
-  static HostileDaemon& daemon() { return HostileDaemon::Get(); }
-
-  // The daemon answers health SERVING and resolves the seed JobSet
-  // correctly, each within kServingBound; `after` names what came before.
-  static void ExpectServing(const std::string& after) {
-    SCOPED_TRACE("after " + after);
-    ASSERT_TRUE(daemon().alive()) << "the daemon died; its log:\n"
-                                  << Abbreviated(daemon().process().Log());
-    RpcResult health =
-        CallRaw(daemon().channel(), "/grpc.health.v1.Health/Check", "", kServingBound);
-    ASSERT_TRUE(health.status.ok()) << health.status.error_message();
-    grpc::health::v1::HealthCheckResponse serving;
-    ASSERT_EQ(health.responses.size(), 1u);
-    ASSERT_TRUE(serving.ParseFromString(health.responses[0]));
-    EXPECT_EQ(serving.status(), grpc::health::v1::HealthCheckResponse::SERVING);
-
+// Why the daemon does not serve, or nothing if it answers health SERVING
+// and resolves the seed JobSet (12 GPUs), each within kServingBound.
+std::optional<std::string> NotServing() {
+  if (!TheDaemon().alive()) return "the daemon died; " + TheDaemon().LogTail();
+  RpcResult health =
+      CallRaw(TheDaemon().channel(), "/grpc.health.v1.Health/Check", "", kServingBound);
+  grpc::health::v1::HealthCheckResponse serving;
+  std::string problem;
+  if (!health.status.ok()) {
+    problem = absl::StrCat("health: code ", health.status.error_code(), ": ",
+                           health.status.error_message());
+  } else if (health.responses.size() != 1 || !serving.ParseFromString(health.responses[0]) ||
+             serving.status() != grpc::health::v1::HealthCheckResponse::SERVING) {
+    problem = "health: not SERVING";
+  }
+  if (problem.empty()) {
     v1::ResolveWorkloadRequest request;
     request.mutable_ref()->set_kind("JobSet");
     request.mutable_ref()->set_namespace_("default");
     request.mutable_ref()->set_name("demo");
-    RpcResult resolved = CallRaw(daemon().channel(), "/workloadmap.v1.WorkloadMap/ResolveWorkload",
-                                 request.SerializeAsString(), kServingBound);
-    ASSERT_TRUE(resolved.status.ok()) << resolved.status.error_message();
+    RpcResult resolved =
+        CallRaw(TheDaemon().channel(), "/workloadmap.v1.WorkloadMap/ResolveWorkload",
+                request.SerializeAsString(), kServingBound);
     v1::ResolveWorkloadResponse response;
-    ASSERT_TRUE(response.ParseFromString(resolved.responses.at(0)));
-    EXPECT_EQ(response.workload().ref().name(), "demo");
-    EXPECT_EQ(response.workload().resources().quantities().at("nvidia.com/gpu"), 12);
-  }
-
-  static void Run(const RpcCase& c) {
-    SCOPED_TRACE(c.name);
-    // Our deadline is past the bound, so a late answer is measured, not
-    // mistaken for the daemon's DEADLINE_EXCEEDED.
-    RpcResult result = CallRaw(daemon().channel(), "/workloadmap.v1.WorkloadMap/" + c.method,
-                               c.request, c.bound + absl::Seconds(5));
-    const std::string& message = result.status.error_message();
-    EXPECT_THAT(c.codes, Contains(result.status.error_code()))
-        << "code " << result.status.error_code() << ": " << Abbreviated(message);
-    EXPECT_LE(result.elapsed, c.bound) << "answered after " << result.elapsed;
-    EXPECT_LE(message.size(), kMaxErrorMessageBytes) << Abbreviated(message);
-    if (!c.mention.empty()) {
-      std::string answer = message;
-      for (const std::string& r : result.responses) answer += r;
-      EXPECT_THAT(answer, HasSubstr(c.mention)) << Abbreviated(answer);
+    if (!resolved.status.ok()) {
+      problem = absl::StrCat("ResolveWorkload jobset/demo: code ", resolved.status.error_code(),
+                             ": ", resolved.status.error_message());
+    } else if (resolved.responses.size() != 1 || !response.ParseFromString(resolved.responses[0]) ||
+               response.workload().ref().name() != "demo" ||
+               !response.workload().resources().quantities().contains("nvidia.com/gpu") ||
+               response.workload().resources().quantities().at("nvidia.com/gpu") != 12) {
+      problem = "ResolveWorkload jobset/demo: not demo with 12 GPUs: " +
+                Abbreviated(response.ShortDebugString());
     }
   }
+  if (problem.empty()) return std::nullopt;
+  if (TheDaemon().DiesWithin(kDyingBound)) return "the daemon died; " + TheDaemon().LogTail();
+  return problem;
+}
 
-  static void Run(const HttpCase& c) {
-    SCOPED_TRACE(c.name);
-    HttpResult result =
-        ExchangeHttp(daemon().process().metrics_port(), c.request, c.bound + absl::Seconds(5));
-    EXPECT_THAT(c.statuses, Contains(result.status)) << Abbreviated(result.reply);
-    EXPECT_LE(result.elapsed, c.bound) << "answered after " << result.elapsed;
-  }
+void ExpectServing(const std::string& after) {
+  std::optional<std::string> problem = NotServing();
+  EXPECT_FALSE(problem.has_value()) << "after " << after << ": " << *problem;
+}
 
-  static void ExpectHealthz(const std::string& after, absl::Duration bound) {
-    SCOPED_TRACE("after " + after);
-    HttpResult healthz = ExchangeHttp(daemon().process().metrics_port(),
-                                      "GET /healthz HTTP/1.1\r\n\r\n", bound + absl::Seconds(5));
-    EXPECT_EQ(healthz.status, 200) << Abbreviated(healthz.reply);
-    EXPECT_LE(healthz.elapsed, bound) << "/healthz answered after " << healthz.elapsed;
+// Sends `c` and checks its answer (the daemon may die of it: see NotServing).
+void ExpectAnswer(const HostileCase& c) {
+  SCOPED_TRACE(c.name);
+  // Our deadline is past the bound, so a late answer is measured, not
+  // mistaken for the daemon's DEADLINE_EXCEEDED.
+  RpcResult result = CallRaw(TheDaemon().channel(), c.method, c.request, c.bound + absl::Seconds(5),
+                             /*max_responses=*/1, c.metadata);
+  const std::string& message = result.status.error_message();
+  EXPECT_THAT(c.codes, Contains(result.status.error_code()))
+      << "code " << result.status.error_code() << ": " << Abbreviated(message);
+  EXPECT_LE(result.elapsed, c.bound) << "answered after " << result.elapsed;
+  EXPECT_LE(message.size(), kMaxErrorMessageBytes) << Abbreviated(message);
+  if (!c.mention.empty()) {
+    std::string answer = message;
+    for (const std::string& r : result.responses) answer += r;
+    EXPECT_THAT(answer, HasSubstr(c.mention)) << Abbreviated(answer);
   }
+}
+
+void ExpectAnswer(const HttpCase& c) {
+  SCOPED_TRACE(c.name);
+  HttpResult result =
+      ExchangeHttp(TheDaemon().process().metrics_port(), c.request, c.bound + absl::Seconds(5));
+  EXPECT_THAT(c.statuses, Contains(result.status)) << Abbreviated(result.reply);
+  EXPECT_LE(result.elapsed, c.bound) << "answered after " << result.elapsed;
+}
+
+void ExpectHealthz(const std::string& after, absl::Duration bound) {
+  SCOPED_TRACE("after " + after);
+  HttpResult healthz = ExchangeHttp(TheDaemon().process().metrics_port(),
+                                    "GET /healthz HTTP/1.1\r\n\r\n", bound + absl::Seconds(5));
+  EXPECT_EQ(healthz.status, 200) << Abbreviated(healthz.reply);
+  EXPECT_LE(healthz.elapsed, bound) << "/healthz answered after " << healthz.elapsed;
+}
+
+class HostileTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_NO_FATAL_FAILURE(TheDaemon().EnsureRunning()); }
 };
 
-// ---- One test per case -------------------------------------------------------
+// ---- One test per case, all against the one daemon ----------------------------
 
 std::string TestName(const std::string& case_name) {
-  std::string name = absl::StrReplaceAll(case_name, {{"/", "_"}, {"-", "_"}, {".", "_"}});
-  return name;
+  return absl::StrReplaceAll(case_name, {{"/", "_"}, {"-", "_"}, {".", "_"}});
 }
 
 class RpcCaseTest : public HostileTest, public ::testing::WithParamInterface<size_t> {};
 
 TEST_P(RpcCaseTest, AnswersWithinItsBoundAndTheDaemonKeepsServing) {
-  const RpcCase& c = AllRpcCases()[GetParam()];
-  Run(c);
+  const HostileCase& c = Cases()[GetParam()];
+  ExpectAnswer(c);
   ExpectServing(c.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hostile, RpcCaseTest, ::testing::Range<size_t>(0, AllRpcCases().size()),
+INSTANTIATE_TEST_SUITE_P(Hostile, RpcCaseTest, ::testing::Range<size_t>(0, Cases().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return TestName(AllRpcCases()[info.param].name);
+                           return TestName(Cases()[info.param].name);
                          });
 
 class HttpCaseTest : public HostileTest, public ::testing::WithParamInterface<size_t> {};
 
 TEST_P(HttpCaseTest, AnswersWithinItsBoundAndTheDaemonKeepsServing) {
-  const HttpCase& c = AllHttpCases()[GetParam()];
-  Run(c);
+  const HttpCase& c = HttpCasesOnce()[GetParam()];
+  ExpectAnswer(c);
   ExpectHealthz(c.name, kServingBound);
   ExpectServing(c.name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Hostile, HttpCaseTest, ::testing::Range<size_t>(0, AllHttpCases().size()),
+INSTANTIATE_TEST_SUITE_P(Hostile, HttpCaseTest, ::testing::Range<size_t>(0, HttpCasesOnce().size()),
                          [](const ::testing::TestParamInfo<size_t>& info) {
-                           return TestName(AllHttpCases()[info.param].name);
+                           return TestName(HttpCasesOnce()[info.param].name);
                          });
 
 // Clients that connect and then send nothing, or half a request line, must
@@ -244,7 +333,7 @@ INSTANTIATE_TEST_SUITE_P(Hostile, HttpCaseTest, ::testing::Range<size_t>(0, AllH
 TEST_F(HostileTest, IdleConnectionsDoNotStarveHealthz) {
   std::vector<std::unique_ptr<IdleConnection>> idle;
   for (int i = 0; i < kIdleConnections; ++i) {
-    idle.push_back(std::make_unique<IdleConnection>(daemon().process().metrics_port(),
+    idle.push_back(std::make_unique<IdleConnection>(TheDaemon().process().metrics_port(),
                                                     i % 2 == 0 ? "" : "GET /healthz HTT"));
     ASSERT_TRUE(idle.back()->connected());
   }
@@ -254,12 +343,12 @@ TEST_F(HostileTest, IdleConnectionsDoNotStarveHealthz) {
   ExpectHealthz("idle connections closed", kServingBound);
 }
 
-// ---- The whole suite against one daemon: memory -------------------------------
+// ---- Every case against one new daemon: memory --------------------------------
 
 // Ordinary calls of every method, so that what the first use of each
 // allocates for good (compiled definitions, gRPC's per-method state,
 // worker processes' pipes) is in the baseline.
-void WarmUp(HostileDaemon& daemon) {
+void WarmUp() {
   v1::ListWorkloadsRequest list;
   v1::MutatePodSpecsRequest mutate;
   mutate.mutable_ref()->set_kind("JobSet");
@@ -269,7 +358,7 @@ void WarmUp(HostileDaemon& daemon) {
   v1::GetGangInstructionsRequest gang;
   *gang.mutable_workload() = mutate.ref();
   v1::ResolveWorkloadRequest inline_resolve;
-  inline_resolve.mutable_inline_()->set_object_json(SeedJobSet());
+  inline_resolve.mutable_inline_()->set_object_json(SeedJobSetJson());
   v1::ValidateDefinitionRequest validate;
   std::ifstream yaml(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"));
   std::stringstream text;
@@ -284,40 +373,85 @@ void WarmUp(HostileDaemon& daemon) {
       {"ValidateDefinition", validate.SerializeAsString()}};
   for (int round = 0; round < 3; ++round) {
     for (const auto& [method, request] : calls) {
-      RpcResult r = CallRaw(daemon.channel(), "/workloadmap.v1.WorkloadMap/" + method, request,
+      RpcResult r = CallRaw(TheDaemon().channel(), "/workloadmap.v1.WorkloadMap/" + method, request,
                             absl::Seconds(10));
       EXPECT_TRUE(r.status.ok()) << method << ": " << r.status.error_message();
     }
-    ExchangeHttp(daemon.process().metrics_port(), "GET /metrics HTTP/1.1\r\n\r\n",
+    ExchangeHttp(TheDaemon().process().metrics_port(), "GET /metrics HTTP/1.1\r\n\r\n",
                  absl::Seconds(5));
   }
 }
 
-// A case that kills the daemon fails (in ExpectServing); the daemon is then
-// restarted and the baseline taken again, so that the bound still covers
-// the cases after it.
-TEST_F(HostileTest, EveryCaseAgainstOneDaemonKeepsItsMemoryBounded) {
-  WarmUp(daemon());
-  int64_t before = ResidentBytes(daemon().process().pid());
-  ASSERT_GT(before, 0);
-  for (const RpcCase& c : AllRpcCases()) {
-    Run(c);
-    ExpectServing(c.name);
-    if (!daemon().alive()) {
-      ASSERT_NO_FATAL_FAILURE(daemon().EnsureRunning());
-      WarmUp(daemon());
-      before = ResidentBytes(daemon().process().pid());
+// Answers are not checked here (the tests above do): a case that kills the
+// daemon fails there, and is left out here: the daemon is restarted and
+// the measured pass starts again without it, so the bound covers every
+// case that does not kill the daemon.
+TEST(HostileMemoryTest, EveryCaseAgainstOneDaemonKeepsItsMemoryBounded) {
+#ifdef WM_HOSTILE_UNDER_ASAN
+  GTEST_SKIP() << "ASan's quarantine and shadow memory hide the daemon's own growth";
+#endif
+  std::set<std::string> killers;
+  int64_t before = -1;
+  bool complete = false;
+  while (!complete) {
+    ASSERT_NO_FATAL_FAILURE(TheDaemon().Restart());
+    WarmUp();
+    before = SettledResidentBytes(TheDaemon().process().pid());
+    ASSERT_GT(before, 0);
+    complete = true;
+    for (const HostileCase& c : Cases()) {
+      if (killers.contains(c.name)) continue;
+      RpcResult result = CallRaw(TheDaemon().channel(), c.method, c.request,
+                                 c.bound + absl::Seconds(5), 1, c.metadata);
+      if (result.status.error_code() == grpc::StatusCode::UNAVAILABLE) {
+        TheDaemon().DiesWithin(kDyingBound);
+      }
+      if (TheDaemon().alive()) continue;
+      killers.insert(c.name);
+      complete = false;
+      break;
     }
   }
-  for (const HttpCase& c : AllHttpCases()) Run(c);
+  for (const HttpCase& c : HttpCasesOnce()) {
+    ExchangeHttp(TheDaemon().process().metrics_port(), c.request, c.bound + absl::Seconds(5));
+  }
   ExpectServing("every case");
-  const int64_t after = ResidentBytes(daemon().process().pid());
+  const int64_t after = SettledResidentBytes(TheDaemon().process().pid());
   ASSERT_GT(after, 0) << "the daemon died";
   std::cout << "daemon RSS before " << (before >> 20) << " MiB, after " << (after >> 20)
-            << " MiB (growth " << ((after - before) >> 10) << " KiB)\n";
+            << " MiB (growth " << ((after - before) >> 10) << " KiB) over "
+            << Cases().size() - killers.size() << " cases"
+            << (killers.empty() ? "" : "; left out, they kill the daemon: ")
+            << absl::StrJoin(killers, ", ") << "\n";
   EXPECT_LE(after - before, kMaxRssGrowthBytes)
       << "before " << before << " bytes, after " << after << " bytes";
 }
 
+// ---- The summary line ------------------------------------------------------------
+
+// Prints "hostile: N cases, N passed, N failed" at the end of the run (every
+// test run counts as a case; skipped ones do not).
+class SummaryPrinter : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestEnd(const ::testing::TestInfo& test) override {
+    if (test.result()->Skipped()) return;
+    ++(test.result()->Passed() ? passed_ : failed_);
+  }
+  void OnTestProgramEnd(const ::testing::UnitTest&) override {
+    std::cout << "hostile: " << passed_ + failed_ << " cases, " << passed_ << " passed, " << failed_
+              << " failed" << std::endl;
+  }
+
+ private:
+  int passed_ = 0;
+  int failed_ = 0;
+};
+
 }  // namespace
 }  // namespace wm::hostile
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  ::testing::UnitTest::GetInstance()->listeners().Append(new wm::hostile::SummaryPrinter);
+  return RUN_ALL_TESTS();
+}
