@@ -279,7 +279,9 @@ std::vector<HostileCase> AllCases() {
       ResolveInline(absl::StrReplaceAll(
           Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = "@R@"; }),
           {{"\"@R@\"", "1e400"}})),
-      kInvalid, "replicas");
+      // The JSON reader refuses it before any field is read: numbers must
+      // fit a double. The message gives its byte offset.
+      kInvalid, "number out of range");
   add("ResolveWorkload/replicas_string", "ResolveWorkload", worker_replicas("two"), kInvalid,
       "replicas");
   for (const auto& [name, quantity] :
@@ -467,8 +469,10 @@ std::vector<HostileCase> AllCases() {
   add("ResolveWorkload/inline_metadata_not_an_object", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["metadata"] = "x"; })), kInvalid, "metadata");
   add("ResolveWorkload/inline_replicated_jobs_not_a_list", "ResolveWorkload",
+      // The definition field whose expression met the malformed value, with
+      // jq's reason ("Cannot iterate over string").
       ResolveInline(Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"] = "x"; })), kInvalid,
-      "replicatedJobs");
+      "childComponents[0].instanceIdPath");
   add("ResolveWorkload/inline_unknown_kind", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["kind"] = "NoSuchKind"; })),
       {Code::FAILED_PRECONDITION}, "NoSuchKind");

@@ -113,6 +113,13 @@ bool KindNames::Matches(const Gvk& gvk, absl::string_view filter) const {
   return false;
 }
 
+bool KindNames::Names(absl::string_view filter) const {
+  for (const Kind& kind : kinds_) {
+    if (Matches(kind.gvk, filter)) return true;
+  }
+  return false;
+}
+
 std::shared_ptr<const KindNames> KindNamesCache::For(const Cluster& cluster) {
   std::unique_lock lock(mu_);
   std::shared_ptr<const KindNames>& names = names_[&cluster];

@@ -32,6 +32,8 @@ class KindNames {
   // True when `filter` names `gvk`: "Kind", "group/Kind", "plural",
   // "singular", "plural.group" or "singular.group" (ListWorkloads kinds).
   bool Matches(const kube::Gvk& gvk, absl::string_view filter) const;
+  // True when `filter` names some kind of this cluster, as Matches reads it.
+  bool Names(absl::string_view filter) const;
   // True while `cluster` has the same definitions and held kinds as when
   // these names were built.
   bool Current(const Cluster& cluster) const;

@@ -143,6 +143,41 @@ absl::StatusOr<std::shared_ptr<const WorkloadView>> ResolvedViewOf(WorkloadIndex
 
 // ---- JSON in and out ----------------------------------------------------
 
+// The metadata fields resolution reads have the types Kubernetes gives
+// them, so a malformed object is refused as the apiserver would refuse it
+// rather than resolved as if the field were absent.
+absl::Status CheckObjectMeta(const Json& object, const std::string& field) {
+  auto it = object.find("metadata");
+  if (it == object.end()) return absl::OkStatus();
+  if (!it->is_object()) return absl::InvalidArgumentError(field + ": metadata must be an object");
+  for (const char* key : {"name", "namespace", "uid", "resourceVersion", "creationTimestamp"}) {
+    auto v = it->find(key);
+    if (v != it->end() && !v->is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": metadata.", key, " must be a string"));
+    }
+  }
+  for (const char* key : {"labels", "annotations"}) {
+    auto map = it->find(key);
+    if (map == it->end() || map->is_null()) continue;
+    if (!map->is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ": metadata.", key, " must be an object of strings"));
+    }
+    for (const auto& [name, v] : map->items()) {
+      if (!v.is_string()) {
+        return absl::InvalidArgumentError(absl::StrCat(field, ": metadata.", key, "[",
+                                                       QuoteUserText(name), "] must be a string"));
+      }
+    }
+  }
+  auto owners = it->find("ownerReferences");
+  if (owners != it->end() && !owners->is_null() && !owners->is_array()) {
+    return absl::InvalidArgumentError(field + ": metadata.ownerReferences must be an array");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& field) {
   if (text.empty()) return absl::InvalidArgumentError(field + " is empty");
   auto value = ParseJson(text);
@@ -150,6 +185,7 @@ absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& 
     return absl::InvalidArgumentError(absl::StrCat(field, ": ", value.status().message()));
   }
   if (!value->is_object()) return absl::InvalidArgumentError(field + " is not a JSON object");
+  if (absl::Status s = CheckObjectMeta(*value, field); !s.ok()) return s;
   return value;
 }
 
@@ -292,9 +328,12 @@ struct ListFilter {
   }
 };
 
+// A filter from a request's fields. A kind that no served cluster knows by
+// that name is refused, as kubectl refuses `get nosuchkind`: it is a typo,
+// not a filter that happens to match nothing.
 absl::StatusOr<ListFilter> MakeFilter(
-    const WorkloadIndex& index, const std::string& cluster, const std::string& namespace_,
-    const google::protobuf::RepeatedPtrField<std::string>& kinds,
+    const WorkloadIndex& index, KindNamesCache& kind_names, const std::string& cluster,
+    const std::string& namespace_, const google::protobuf::RepeatedPtrField<std::string>& kinds,
     const google::protobuf::RepeatedPtrField<std::string>& statuses, const std::string& selector) {
   ListFilter f;
   if (!cluster.empty()) {
@@ -303,6 +342,19 @@ absl::StatusOr<ListFilter> MakeFilter(
   }
   f.cluster = cluster;
   f.namespace_ = namespace_;
+  for (int i = 0; i < kinds.size(); ++i) {
+    bool known = false;
+    for (const Cluster* c : index.clusters()) {
+      if (!cluster.empty() && c->name() != cluster) continue;
+      known = known || kind_names.For(*c)->Names(kinds[i]);
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("kinds[", i, "]: ", QuoteUserText(kinds[i]),
+                       " names no kind the daemon serves (a kind, group/Kind, plural or singular "
+                       "resource name, as kubectl takes them)"));
+    }
+  }
   f.kinds.assign(kinds.begin(), kinds.end());
   static const std::set<std::string> kKnown = {"Resuming",     "Suspending", "Suspended",
                                                "Running",      "Failed",     "Completed",
@@ -553,8 +605,8 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
     if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
     int page_size = request->page_size() == 0 ? 100 : request->page_size();
     page_size = std::min(page_size, options_.max_page_size);
-    auto filter = MakeFilter(index_, request->cluster(), request->namespace_(), request->kinds(),
-                             request->statuses(), request->label_selector());
+    auto filter = MakeFilter(index_, kind_names_, request->cluster(), request->namespace_(),
+                             request->kinds(), request->statuses(), request->label_selector());
     if (!filter.ok()) return filter.status();
     std::string after;
     if (!request->page_token().empty()) {
@@ -819,8 +871,8 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
       Finish(ToGrpcStatus(NotReadyError()));
       return;
     }
-    auto filter = MakeFilter(service.index_, request.cluster(), request.namespace_(),
-                             request.kinds(), {}, request.label_selector());
+    auto filter = MakeFilter(service.index_, service.kind_names_, request.cluster(),
+                             request.namespace_(), request.kinds(), {}, request.label_selector());
     if (!filter.ok()) {
       finished_ = true;
       Finish(ToGrpcStatus(filter.status()));
