@@ -1,9 +1,11 @@
 #include "server/expressions/jq_engine.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "absl/strings/match.h"
@@ -187,6 +189,31 @@ TEST_F(JqEngineTest, LongErrorMessagesAreCut) {
 
 TEST_F(JqEngineTest, WorkersSeeNoEnvironment) {
   EXPECT_THAT(*Eval("env | length", nullptr), ElementsAre(0));
+}
+
+// The nice value of each child process of this one (the workers).
+std::vector<int> ChildNiceValues() {
+  std::vector<int> nice;
+  std::ifstream children("/proc/self/task/" + std::to_string(getpid()) + "/children");
+  for (int pid; children >> pid;) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    // Fields after "(comm) ": state is field 3, nice is field 19.
+    std::istringstream rest(text.substr(text.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i <= 19 && rest >> field; ++i) {
+      if (i == 19) nice.push_back(std::stoi(field));
+    }
+  }
+  return nice;
+}
+
+TEST_F(JqEngineTest, WorkersRunBelowTheDaemonsPriority) {
+  // A session makes sure a worker has started.
+  EXPECT_THAT(*Eval(".x", Json::parse(R"({"x": 1})")), ElementsAre(1));
+  std::vector<int> nice = ChildNiceValues();
+  ASSERT_FALSE(nice.empty());
+  for (int n : nice) EXPECT_GE(n, getpriority(PRIO_PROCESS, 0) + 10);
 }
 
 // Many threads share one engine; every answer must be the right one.
