@@ -18,6 +18,11 @@ namespace {
 using google::protobuf::Descriptor;
 using google::protobuf::FieldDescriptor;
 
+// The most bytes of a fault's text in the status message, which travels in
+// the trailers: a path deep into a google.protobuf.Struct can be longer
+// (".fields[0].value.struct_value" per level), and is then cut in the middle.
+constexpr size_t kMaxFaultBytes = 400;
+
 std::string Flatten(const grpc::ByteBuffer& buffer) {
   std::vector<grpc::Slice> slices;
   std::string out;
@@ -112,6 +117,10 @@ absl::Status ParseRequest(const grpc::ByteBuffer& bytes, google::protobuf::Messa
     return absl::OkStatus();
   }
   std::string fault = FaultIn(*request->GetDescriptor(), Flatten(bytes), "", 0);
+  if (fault.size() > kMaxFaultBytes) {  // ASCII (field names, numbers): cut anywhere
+    fault = absl::StrCat(fault.substr(0, kMaxFaultBytes / 2), "…",
+                         fault.substr(fault.size() - kMaxFaultBytes / 2));
+  }
   return absl::InvalidArgumentError(
       absl::StrCat("request is not a valid ", request->GetDescriptor()->full_name(), ": ",
                    fault.empty() ? "the bytes do not parse as one" : fault));

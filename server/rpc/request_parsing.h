@@ -13,7 +13,8 @@ namespace wm::rpc {
 // fault: a field that is truncated or malformed (with its byte offset in
 // its message), a string field that is not UTF-8 (proto3 requires it; with
 // its path, e.g. `changes[0].component`), or nesting past protobuf's 100
-// levels. (gRPC itself would answer UNIMPLEMENTED without a message.)
+// levels; a longer reason than 400 bytes (a path deep into a Struct) is cut
+// in the middle. (gRPC itself would answer UNIMPLEMENTED without a message.)
 //
 // The common case costs a plain parse: the bytes are looked at again only
 // when it fails (flattened once, nested messages read in place, no deeper

@@ -468,6 +468,23 @@ TEST_F(ServiceTest, EveryMethodRejectsBytesThatAreNotItsRequest) {
   EXPECT_THAT(definitions.definitions(), Not(IsEmpty()));
 }
 
+// Past protobuf's nesting bound the reason says so, and stays short however
+// long the path to it (it travels in the trailers).
+TEST_F(ServiceTest, RequestNestedTooDeepIsRefusedWithAShortReason) {
+  v1::MutatePodSpecsRequest request;
+  google::protobuf::Struct* level = request.add_changes()->mutable_pod_template();
+  for (int i = 0; i < 150; ++i) {
+    level = (*level->mutable_fields())["spec"].mutable_struct_value();
+  }
+  grpc::Status status =
+      CallWithBytes(harness_->channel(), "MutatePodSpecs", request.SerializeAsString());
+  EXPECT_CODE(status, INVALID_ARGUMENT,
+              "request is not a valid workloadmap.v1.MutatePodSpecsRequest: "
+              "changes[0].pod_template.fields[0].value.struct_value.");
+  EXPECT_THAT(status.error_message(), HasSubstr("nests messages more than 100 levels deep"));
+  EXPECT_LT(status.error_message().size(), 500u);
+}
+
 TEST_F(ServiceTest, ResolveByRef) {
   v1::ResolveWorkloadRequest request;
   *request.mutable_ref() = DemoRef();
