@@ -980,13 +980,18 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
   // gets, which is the write in flight (it still completes) if any.
   uint64_t ResumeRevisionLocked() const { return writing_ ? in_flight_.revision() : delivered_; }
 
+  // Ends the stream with `status` once no write is in flight; the first
+  // status wins. Called again (a cancel, then the write failing) it still
+  // finishes the stream if the write it waited for is done.
   void FinishLocked(grpc::Status status) {
-    if (finished_ || pending_finish_) return;
-    if (!status.ok() && status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && synced_) {
-      context_->AddTrailingMetadata("wm-resume-revision", std::to_string(ResumeRevisionLocked()));
+    if (finished_) return;
+    if (!pending_finish_) {
+      if (!status.ok() && status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && synced_) {
+        context_->AddTrailingMetadata("wm-resume-revision", std::to_string(ResumeRevisionLocked()));
+      }
+      queue_.clear();
+      pending_finish_ = std::move(status);
     }
-    queue_.clear();
-    pending_finish_ = std::move(status);
     WriteNextLocked();
   }
 
