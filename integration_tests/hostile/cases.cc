@@ -32,10 +32,6 @@ const absl::Duration kEvaluationBound = absl::Seconds(2) + kHangBound;
 constexpr absl::Duration kManyObjectsBound = absl::Seconds(20);
 
 const std::vector<Code> kInvalid = {Code::INVALID_ARGUMENT};
-// The bytes are not a request message at all (garbage, or a string field
-// that is not UTF-8, which proto3 rejects when parsing): ResolveWorkload,
-// served raw, says so itself; for the other methods gRPC answers.
-const std::vector<Code> kUnparsable = {Code::INVALID_ARGUMENT, Code::INTERNAL};
 // A request that evaluates too long or too large an expression.
 const std::vector<Code> kExhausted = {Code::DEADLINE_EXCEEDED, Code::RESOURCE_EXHAUSTED,
                                       Code::INVALID_ARGUMENT};
@@ -202,14 +198,15 @@ std::vector<HostileCase> AllCases() {
   for (const char* method :
        {"ResolveWorkload", "ListWorkloads", "MutatePodSpecs", "GetGangInstructions",
         "WatchWorkloads", "ListDefinitions", "ValidateDefinition"}) {
-    add(absl::StrCat(method, "/garbage"), method, "\xff\xff\xff\xff", kUnparsable, "");
+    // Every method parses its request itself and says why bytes are not one.
+    const std::string named =
+        absl::StrCat("request is not a valid workloadmap.v1.", method, "Request: ");
+    add(absl::StrCat(method, "/garbage"), method, "\xff\xff\xff\xff", kInvalid, named);
     add(absl::StrCat(method, "/truncated_field"), method,
         "\x0a\x7f"
         "abc",
-        kUnparsable, "");
+        kInvalid, named + "the field at byte 0 is truncated");
   }
-  add("ResolveWorkload/garbage_is_named", "ResolveWorkload", "\xff\xff\xff", kInvalid,
-      "not a ResolveWorkloadRequest");
 
   // ---- Empty messages -------------------------------------------------------
   add("ResolveWorkload/empty", "ResolveWorkload", "", kInvalid, "ref or inline is required");
@@ -256,7 +253,8 @@ std::vector<HostileCase> AllCases() {
       Validate(DefinitionWithStatus(std::string(10000, '(') + "." + std::string(10000, ')'))),
       {Code::OK, Code::INVALID_ARGUMENT}, "", kEvaluationBound);
   add("ValidateDefinition/not_yaml", "ValidateDefinition", Validate("{[: \x01"), {Code::OK}, "");
-  add("ValidateDefinition/non_utf8", "ValidateDefinition", Validate(kNotUtf8), kUnparsable, "");
+  add("ValidateDefinition/non_utf8", "ValidateDefinition", Validate(kNotUtf8), kInvalid,
+      "definition_yaml is not valid UTF-8");
   // A finding (as for any YAML error) saying where and what the bound is.
   add("ValidateDefinition/deep_yaml", "ValidateDefinition", Validate(Nested(kDeepNesting)),
       {Code::OK, Code::INVALID_ARGUMENT}, "nesting deeper than");
@@ -406,7 +404,7 @@ std::vector<HostileCase> AllCases() {
       List([](auto& r) { r.set_cluster(std::string(1 << 20, 'c')); }),
       {Code::NOT_FOUND, Code::INVALID_ARGUMENT}, "cluster");
   add("ListWorkloads/non_utf8_namespace", "ListWorkloads",
-      List([&](auto& r) { r.set_namespace_(kNotUtf8); }), kUnparsable, "");
+      List([&](auto& r) { r.set_namespace_(kNotUtf8); }), kInvalid, "namespace is not valid UTF-8");
   add("ListWorkloads/unknown_kind", "ListWorkloads",
       List([](auto& r) { r.add_kinds("NoSuchKind"); }), kInvalid, "NoSuchKind");
   {
@@ -432,7 +430,8 @@ std::vector<HostileCase> AllCases() {
   {
     v1::ObjectRef ref = DemoRef();
     ref.set_name(kNotUtf8);
-    add("ResolveWorkload/non_utf8_name", "ResolveWorkload", ResolveRef(ref), kUnparsable, "");
+    add("ResolveWorkload/non_utf8_name", "ResolveWorkload", ResolveRef(ref), kInvalid,
+        "ref.name is not valid UTF-8");
     ref = DemoRef();
     ref.set_name(std::string(1 << 20, 'n'));
     add("ResolveWorkload/huge_name", "ResolveWorkload", ResolveRef(ref),
@@ -458,7 +457,8 @@ std::vector<HostileCase> AllCases() {
         kInvalid, "pod_limit");
   }
   add("ResolveWorkload/inline_non_utf8_json", "ResolveWorkload",
-      ResolveInline("{\"kind\": \"" + kNotUtf8 + "\"}"), kUnparsable, "");
+      ResolveInline("{\"kind\": \"" + kNotUtf8 + "\"}"), kInvalid,
+      "inline.object_json is not valid UTF-8");
   add("ResolveWorkload/inline_not_json", "ResolveWorkload", ResolveInline("{apiVersion: v1"),
       kInvalid, "inline.object_json");
   add("ResolveWorkload/inline_array", "ResolveWorkload", ResolveInline("[1, 2]"), kInvalid,
@@ -490,7 +490,8 @@ std::vector<HostileCase> AllCases() {
         {Code::INVALID_ARGUMENT, Code::NOT_FOUND}, "name");
   }
   add("MutatePodSpecs/non_utf8_scheduler_name", "MutatePodSpecs",
-      MutateRef([&](auto& c) { c.set_scheduler_name(kNotUtf8); }), kUnparsable, "");
+      MutateRef([&](auto& c) { c.set_scheduler_name(kNotUtf8); }), kInvalid,
+      "scheduler_name is not valid UTF-8");
 
   // ---- Metadata the daemon does not read: the call is answered as without --------
   {

@@ -29,6 +29,7 @@
 #include "server/rpc/kind_names.h"
 #include "server/rpc/label_selector.h"
 #include "server/rpc/page_token.h"
+#include "server/rpc/request_parsing.h"
 
 namespace wm::rpc {
 namespace {
@@ -187,13 +188,6 @@ absl::StatusOr<Json> ParseJsonField(const std::string& text, const std::string& 
   if (!value->is_object()) return absl::InvalidArgumentError(field + " is not a JSON object");
   if (absl::Status s = CheckObjectMeta(*value, field); !s.ok()) return s;
   return value;
-}
-
-// A message from raw call bytes; false when they are not one.
-template <typename Message>
-bool ParseMessage(const grpc::ByteBuffer& bytes, Message* out) {
-  grpc::ByteBuffer copy(bytes);  // shares the slices; Deserialize consumes
-  return grpc::SerializationTraits<Message>::Deserialize(&copy, out).ok();
 }
 
 template <typename Message>
@@ -486,74 +480,123 @@ WorkloadMapService::WorkloadMapService(WorkloadIndex& index, expressions::Engine
       observer_(std::move(observer)),
       pool_(options.pool_threads) {}
 
-void WorkloadMapService::Finish(grpc::ServerUnaryReactor* reactor, const char* method,
-                                absl::Time start, const absl::Status& status) {
+void WorkloadMapService::Finish(const UnaryCall& call, grpc::ServerUnaryReactor* reactor,
+                                const char* method, absl::Time start, absl::Status status) {
+  if (status.ok() && call.serialize_response) status = call.serialize_response();
   grpc::Status grpc_status = ToGrpcStatus(status);
   if (observer_) observer_(method, grpc_status.error_code(), absl::Now() - start);
   reactor->Finish(grpc_status);
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::Offload(grpc::CallbackServerContext* context,
-                                                      const char* method,
+grpc::ServerUnaryReactor* WorkloadMapService::Offload(const UnaryCall& call, const char* method,
                                                       std::function<absl::Status()> work) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  grpc::ServerUnaryReactor* reactor = call.context->DefaultReactor();
   absl::Time start = absl::Now();
-  pool_.Post([this, context, reactor, method, start, work = std::move(work)] {
-    if (context->IsCancelled()) {
-      Finish(reactor, method, start, absl::CancelledError("the call was cancelled"));
-    } else if (std::chrono::system_clock::now() > context->deadline() ||
+  pool_.Post([this, call, reactor, method, start, work = std::move(work)] {
+    if (call.context->IsCancelled()) {
+      Finish(call, reactor, method, start, absl::CancelledError("the call was cancelled"));
+    } else if (std::chrono::system_clock::now() > call.context->deadline() ||
                absl::Now() - start > options_.default_deadline) {
-      Finish(reactor, method, start,
+      Finish(call, reactor, method, start,
              absl::DeadlineExceededError("the deadline passed before the work started"));
     } else {
-      Finish(reactor, method, start, work());
+      Finish(call, reactor, method, start, work());
     }
   });
   return reactor;
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::RunHere(grpc::CallbackServerContext* context,
-                                                      const char* method,
+grpc::ServerUnaryReactor* WorkloadMapService::RunHere(const UnaryCall& call, const char* method,
                                                       absl::FunctionRef<absl::Status()> work) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  grpc::ServerUnaryReactor* reactor = call.context->DefaultReactor();
   absl::Time start = absl::Now();
-  Finish(reactor, method, start, work());
+  Finish(call, reactor, method, start, work());
   return reactor;
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(
-    grpc::CallbackServerContext* context, const char* method, ViewOrError published,
+    const UnaryCall& call, const char* method, ViewOrError published,
     std::function<ViewOrError()> resolve,
     std::function<absl::Status(const WorkloadView&)> respond) {
   if (!published.ok() || *published) {
-    return RunHere(context, method, [&]() -> absl::Status {
+    return RunHere(call, method, [&]() -> absl::Status {
       if (!published.ok()) return published.status();
       return respond(**published);
     });
   }
-  return Offload(context, method, [resolve, respond]() -> absl::Status {
+  return Offload(call, method, [resolve, respond]() -> absl::Status {
     ViewOrError view = resolve();
     if (!view.ok()) return view.status();
     return respond(**view);
   });
 }
 
+template <typename Request, typename Response>
+grpc::ServerUnaryReactor* WorkloadMapService::ServeParsed(
+    grpc::CallbackServerContext* context, const char* method, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response_bytes,
+    grpc::ServerUnaryReactor* (WorkloadMapService::*serve)(const UnaryCall&, const Request*,
+                                                           Response*)) {
+  auto messages = std::make_shared<std::pair<Request, Response>>();
+  const UnaryCall call{context, [messages, response_bytes] {
+                         return SerializeMessage(messages->second, response_bytes);
+                       }};
+  if (absl::Status parsed = ParseRequest(*request_bytes, &messages->first); !parsed.ok()) {
+    return RunHere(call, method, [&] { return parsed; });
+  }
+  return (this->*serve)(call, &messages->first, &messages->second);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,
+                                                            const grpc::ByteBuffer* request,
+                                                            grpc::ByteBuffer* response) {
+  return ServeParsed(context, "ListWorkloads", request, response,
+                     &WorkloadMapService::ServeListWorkloads);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(grpc::CallbackServerContext* context,
+                                                             const grpc::ByteBuffer* request,
+                                                             grpc::ByteBuffer* response) {
+  return ServeParsed(context, "MutatePodSpecs", request, response,
+                     &WorkloadMapService::ServeMutatePodSpecs);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return ServeParsed(context, "GetGangInstructions", request, response,
+                     &WorkloadMapService::ServeGetGangInstructions);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request,
+                                                              grpc::ByteBuffer* response) {
+  return ServeParsed(context, "ListDefinitions", request, response,
+                     &WorkloadMapService::ServeListDefinitions);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request,
+    grpc::ByteBuffer* response) {
+  return ServeParsed(context, "ValidateDefinition", request, response,
+                     &WorkloadMapService::ServeValidateDefinition);
+}
+
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* request_bytes,
                                                               grpc::ByteBuffer* response_bytes) {
   const char* kMethod = "ResolveWorkload";
+  const UnaryCall call{context, nullptr};
   auto request = std::make_shared<v1::ResolveWorkloadRequest>();
-  if (!ParseMessage(*request_bytes, request.get())) {
-    return RunHere(context, kMethod, [] {
-      return absl::InvalidArgumentError("the request is not a ResolveWorkloadRequest");
-    });
+  if (absl::Status parsed = ParseRequest(*request_bytes, request.get()); !parsed.ok()) {
+    return RunHere(call, kMethod, [&] { return parsed; });
   }
   if (request->pod_limit() < 0) {
-    return RunHere(context, kMethod,
+    return RunHere(call, kMethod,
                    [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
-    return Offload(context, kMethod, [this, request, response_bytes]() -> absl::Status {
+    return Offload(call, kMethod, [this, request, response_bytes]() -> absl::Status {
       // Declared first, so it runs after the rest is freed: a large request's
       // parsed objects would otherwise stay in the heap for good.
       HeapTrimAfterLargeWork trim(request->ByteSizeLong());
@@ -570,7 +613,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServ
     });
   }
   if (!request->has_ref()) {
-    return RunHere(context, kMethod,
+    return RunHere(call, kMethod,
                    [] { return absl::InvalidArgumentError("ref or inline is required"); });
   }
   auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
@@ -591,16 +634,16 @@ grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServ
     CopyTrimmed(*view.resolved, true, request->pod_limit(), response.mutable_workload());
     return SerializeMessage(response, response_bytes);
   };
-  if (!target.ok()) return RunHere(context, kMethod, [&] { return target.status(); });
+  if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
   return AnswerWithView(
-      context, kMethod, PublishedViewOf(index_, *target),
+      call, kMethod, PublishedViewOf(index_, *target),
       [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,
-                                                            const v1::ListWorkloadsRequest* request,
-                                                            v1::ListWorkloadsResponse* response) {
-  return RunHere(context, "ListWorkloads", [&]() -> absl::Status {
+grpc::ServerUnaryReactor* WorkloadMapService::ServeListWorkloads(
+    const UnaryCall& call, const v1::ListWorkloadsRequest* request,
+    v1::ListWorkloadsResponse* response) {
+  return RunHere(call, "ListWorkloads", [&]() -> absl::Status {
     if (!ready_) return NotReadyError();
     if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
     int page_size = request->page_size() == 0 ? 100 : request->page_size();
@@ -638,10 +681,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServer
   });
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
-    grpc::CallbackServerContext* context, const v1::MutatePodSpecsRequest* request,
+grpc::ServerUnaryReactor* WorkloadMapService::ServeMutatePodSpecs(
+    const UnaryCall& call, const v1::MutatePodSpecsRequest* request,
     v1::MutatePodSpecsResponse* response) {
-  return Offload(context, "MutatePodSpecs", [this, request, response]() -> absl::Status {
+  return Offload(call, "MutatePodSpecs", [this, request, response]() -> absl::Status {
     auto edit = ToEdit(*request);
     if (!edit.ok()) return edit.status();
     Json object;
@@ -711,12 +754,12 @@ grpc::ServerUnaryReactor* WorkloadMapService::MutatePodSpecs(
   });
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
-    grpc::CallbackServerContext* context, const v1::GetGangInstructionsRequest* request,
+grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
+    const UnaryCall& call, const v1::GetGangInstructionsRequest* request,
     v1::GetGangInstructionsResponse* response) {
   const char* kMethod = "GetGangInstructions";
   if (request->has_inline_pod()) {
-    return Offload(context, kMethod, [this, request, response]() -> absl::Status {
+    return Offload(call, kMethod, [this, request, response]() -> absl::Status {
       auto cluster = PickCluster(index_, "");
       if (!cluster.ok()) return cluster.status();
       auto pod = ParseJsonField(request->inline_pod().pod_json(), "inline_pod.pod_json");
@@ -756,7 +799,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
   }
   bool for_pod = request->has_pod();
   if (!for_pod && !request->has_workload()) {
-    return RunHere(context, kMethod, [] {
+    return RunHere(call, kMethod, [] {
       return absl::InvalidArgumentError("pod, workload or inline_pod is required");
     });
   }
@@ -779,16 +822,16 @@ grpc::ServerUnaryReactor* WorkloadMapService::GetGangInstructions(
     }
     return absl::OkStatus();
   };
-  if (!target.ok()) return RunHere(context, kMethod, [&] { return target.status(); });
+  if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
   return AnswerWithView(
-      context, kMethod, PublishedViewOf(index_, *target),
+      call, kMethod, PublishedViewOf(index_, *target),
       [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(
-    grpc::CallbackServerContext* context, const v1::ListDefinitionsRequest* request,
+grpc::ServerUnaryReactor* WorkloadMapService::ServeListDefinitions(
+    const UnaryCall& call, const v1::ListDefinitionsRequest* request,
     v1::ListDefinitionsResponse* response) {
-  return RunHere(context, "ListDefinitions", [&]() -> absl::Status {
+  return RunHere(call, "ListDefinitions", [&]() -> absl::Status {
     auto cluster = PickCluster(index_, "");
     if (!cluster.ok()) return cluster.status();
     auto registry = (*cluster)->definitions();
@@ -823,10 +866,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ListDefinitions(
   });
 }
 
-grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
-    grpc::CallbackServerContext* context, const v1::ValidateDefinitionRequest* request,
+grpc::ServerUnaryReactor* WorkloadMapService::ServeValidateDefinition(
+    const UnaryCall& call, const v1::ValidateDefinitionRequest* request,
     v1::ValidateDefinitionResponse* response) {
-  return Offload(context, "ValidateDefinition", [this, request, response]() -> absl::Status {
+  return Offload(call, "ValidateDefinition", [this, request, response]() -> absl::Status {
     if (request->definition_yaml().empty()) {
       return absl::InvalidArgumentError("definition_yaml is empty");
     }
@@ -861,11 +904,20 @@ grpc::ServerUnaryReactor* WorkloadMapService::ValidateDefinition(
 
 // ---- WatchWorkloads -------------------------------------------------------
 
-class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v1::WorkloadEvent> {
+// Writes serialized events: the method is registered raw so that it parses
+// its request itself.
+class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   WatchReactor(WorkloadMapService& service, grpc::CallbackServerContext* context,
-               const v1::WatchWorkloadsRequest& request)
-      : service_(service), context_(context), include_pods_(request.include_pods()) {
+               const grpc::ByteBuffer& request_bytes)
+      : service_(service), context_(context) {
+    v1::WatchWorkloadsRequest request;
+    if (absl::Status parsed = ParseRequest(request_bytes, &request); !parsed.ok()) {
+      finished_ = true;
+      Finish(ToGrpcStatus(parsed));
+      return;
+    }
+    include_pods_ = request.include_pods();
     if (!service.ready_) {
       finished_ = true;
       Finish(ToGrpcStatus(NotReadyError()));
@@ -978,33 +1030,45 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
     if (queue_.empty()) return WriteNextLocked();
     in_flight_ = std::move(queue_.front());
     queue_.pop_front();
+    in_flight_bytes_.Clear();
+    if (absl::Status s = SerializeMessage(in_flight_, &in_flight_bytes_); !s.ok()) {
+      finished_ = true;
+      Finish(ToGrpcStatus(s));
+      return;
+    }
     writing_ = true;
-    StartWrite(&in_flight_);
+    StartWrite(&in_flight_bytes_);
   }
 
   // Where a client cut off after the snapshot resumes: the last event it
   // gets, which is the write in flight (it still completes) if any.
   uint64_t ResumeRevisionLocked() const { return writing_ ? in_flight_.revision() : delivered_; }
 
+  // Ends the stream with `status` once no write is in flight; the first
+  // status wins. Called again (a cancel, then the write failing) it still
+  // finishes the stream if the write it waited for is done.
   void FinishLocked(grpc::Status status) {
-    if (finished_ || pending_finish_) return;
-    if (!status.ok() && status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && synced_) {
-      context_->AddTrailingMetadata("wm-resume-revision", std::to_string(ResumeRevisionLocked()));
+    if (finished_) return;
+    if (!pending_finish_) {
+      if (!status.ok() && status.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && synced_) {
+        context_->AddTrailingMetadata("wm-resume-revision", std::to_string(ResumeRevisionLocked()));
+      }
+      queue_.clear();
+      pending_finish_ = std::move(status);
     }
-    queue_.clear();
-    pending_finish_ = std::move(status);
     WriteNextLocked();
   }
 
   WorkloadMapService& service_;
   grpc::CallbackServerContext* context_;
-  const bool include_pods_;
+  bool include_pods_ = false;
   ListFilter filter_;
   int subscription_ = 0;
 
   std::mutex mu_;
   std::deque<v1::WorkloadEvent> queue_;
   v1::WorkloadEvent in_flight_;
+  grpc::ByteBuffer in_flight_bytes_;  // in_flight_ serialized
   int live_queued_ = 0;
   bool writing_ = false;
   bool synced_ = false;
@@ -1013,8 +1077,8 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<v
   std::optional<grpc::Status> pending_finish_;
 };
 
-grpc::ServerWriteReactor<v1::WorkloadEvent>* WorkloadMapService::WatchWorkloads(
-    grpc::CallbackServerContext* context, const v1::WatchWorkloadsRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* WorkloadMapService::WatchWorkloads(
+    grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) {
   return new WatchReactor(*this, context, *request);
 }
 

@@ -20,13 +20,24 @@ namespace wm::rpc {
 // views; work that evaluates expressions or calls the apiserver runs on a
 // small pool.
 //
-// ResolveWorkload, the call schedulers make most, is served raw (bytes in,
-// bytes out): its common answer, a cached workload without pods, is sent
-// from bytes serialized once when the view was published, instead of being
-// copied, serialized and freed on every call (docs/benchmarks.md).
+// Every method is registered raw (bytes in, bytes out) and parses its
+// request itself (ParseRequest), so bytes that are not one get
+// INVALID_ARGUMENT saying why; gRPC's own parse would answer UNIMPLEMENTED
+// without a message. ResolveWorkload, the call schedulers make most, goes
+// further: its common answer, a cached workload without pods, is sent from
+// bytes serialized once when the view was published, instead of being
+// copied, serialized and freed on every call (docs/benchmarks.md). The other
+// methods are written over typed messages (ServeParsed).
 class WorkloadMapService final
     : public workloadmap::v1::WorkloadMap::WithRawCallbackMethod_ResolveWorkload<
-          workloadmap::v1::WorkloadMap::CallbackService> {
+          workloadmap::v1::WorkloadMap::WithRawCallbackMethod_ListWorkloads<
+              workloadmap::v1::WorkloadMap::WithRawCallbackMethod_MutatePodSpecs<
+                  workloadmap::v1::WorkloadMap::WithRawCallbackMethod_GetGangInstructions<
+                      workloadmap::v1::WorkloadMap::WithRawCallbackMethod_WatchWorkloads<
+                          workloadmap::v1::WorkloadMap::WithRawCallbackMethod_ListDefinitions<
+                              workloadmap::v1::WorkloadMap::
+                                  WithRawCallbackMethod_ValidateDefinition<
+                                      workloadmap::v1::WorkloadMap::CallbackService>>>>>>> {
  public:
   struct Options {
     int max_page_size = 500;
@@ -61,40 +72,70 @@ class WorkloadMapService final
   // daemon sets it with its gRPC health status.
   void SetReady(bool ready) { ready_ = ready; }
 
-  // A serialized ResolveWorkloadRequest in, a ResolveWorkloadResponse out.
+  // Each takes the serialized request of its method and answers the
+  // serialized response (a stream of WorkloadEvents for WatchWorkloads).
   grpc::ServerUnaryReactor* ResolveWorkload(grpc::CallbackServerContext* context,
                                             const grpc::ByteBuffer* request,
                                             grpc::ByteBuffer* response) override;
-  grpc::ServerUnaryReactor* ListWorkloads(
-      grpc::CallbackServerContext* context, const workloadmap::v1::ListWorkloadsRequest* request,
-      workloadmap::v1::ListWorkloadsResponse* response) override;
-  grpc::ServerUnaryReactor* MutatePodSpecs(
-      grpc::CallbackServerContext* context, const workloadmap::v1::MutatePodSpecsRequest* request,
-      workloadmap::v1::MutatePodSpecsResponse* response) override;
-  grpc::ServerUnaryReactor* GetGangInstructions(
-      grpc::CallbackServerContext* context,
-      const workloadmap::v1::GetGangInstructionsRequest* request,
-      workloadmap::v1::GetGangInstructionsResponse* response) override;
-  grpc::ServerWriteReactor<workloadmap::v1::WorkloadEvent>* WatchWorkloads(
-      grpc::CallbackServerContext* context,
-      const workloadmap::v1::WatchWorkloadsRequest* request) override;
-  grpc::ServerUnaryReactor* ListDefinitions(
-      grpc::CallbackServerContext* context, const workloadmap::v1::ListDefinitionsRequest* request,
-      workloadmap::v1::ListDefinitionsResponse* response) override;
-  grpc::ServerUnaryReactor* ValidateDefinition(
-      grpc::CallbackServerContext* context,
-      const workloadmap::v1::ValidateDefinitionRequest* request,
-      workloadmap::v1::ValidateDefinitionResponse* response) override;
+  grpc::ServerUnaryReactor* ListWorkloads(grpc::CallbackServerContext* context,
+                                          const grpc::ByteBuffer* request,
+                                          grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* MutatePodSpecs(grpc::CallbackServerContext* context,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* GetGangInstructions(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request,
+                                                grpc::ByteBuffer* response) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchWorkloads(
+      grpc::CallbackServerContext* context, const grpc::ByteBuffer* request) override;
+  grpc::ServerUnaryReactor* ListDefinitions(grpc::CallbackServerContext* context,
+                                            const grpc::ByteBuffer* request,
+                                            grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ValidateDefinition(grpc::CallbackServerContext* context,
+                                               const grpc::ByteBuffer* request,
+                                               grpc::ByteBuffer* response) override;
 
  private:
   class WatchReactor;
 
-  // Finishes a unary call with `status` and reports it to the observer.
-  void Finish(grpc::ServerUnaryReactor* reactor, const char* method, absl::Time start,
-              const absl::Status& status);
+  // A unary call being served: its context and, for a method written over
+  // typed messages, what serializes its response into the bytes sent (it
+  // owns both messages, which so live until the call is finished). Empty
+  // for ResolveWorkload, which writes its bytes itself.
+  struct UnaryCall {
+    grpc::CallbackServerContext* context;
+    std::function<absl::Status()> serialize_response;
+  };
+  // Parses the request of a method written over typed messages and serves
+  // it with `serve`; bytes that are not a Request are refused saying why.
+  template <typename Request, typename Response>
+  grpc::ServerUnaryReactor* ServeParsed(grpc::CallbackServerContext* context, const char* method,
+                                        const grpc::ByteBuffer* request, grpc::ByteBuffer* response,
+                                        grpc::ServerUnaryReactor* (WorkloadMapService::*serve)(
+                                            const UnaryCall&, const Request*, Response*));
+  grpc::ServerUnaryReactor* ServeListWorkloads(const UnaryCall& call,
+                                               const workloadmap::v1::ListWorkloadsRequest* request,
+                                               workloadmap::v1::ListWorkloadsResponse* response);
+  grpc::ServerUnaryReactor* ServeMutatePodSpecs(
+      const UnaryCall& call, const workloadmap::v1::MutatePodSpecsRequest* request,
+      workloadmap::v1::MutatePodSpecsResponse* response);
+  grpc::ServerUnaryReactor* ServeGetGangInstructions(
+      const UnaryCall& call, const workloadmap::v1::GetGangInstructionsRequest* request,
+      workloadmap::v1::GetGangInstructionsResponse* response);
+  grpc::ServerUnaryReactor* ServeListDefinitions(
+      const UnaryCall& call, const workloadmap::v1::ListDefinitionsRequest* request,
+      workloadmap::v1::ListDefinitionsResponse* response);
+  grpc::ServerUnaryReactor* ServeValidateDefinition(
+      const UnaryCall& call, const workloadmap::v1::ValidateDefinitionRequest* request,
+      workloadmap::v1::ValidateDefinitionResponse* response);
+
+  // Finishes a unary call with `status` (its response serialized first when
+  // it is OK) and reports it to the observer.
+  void Finish(const UnaryCall& call, grpc::ServerUnaryReactor* reactor, const char* method,
+              absl::Time start, absl::Status status);
   // Runs `work` on the pool unless the call is already cancelled or past
   // its deadline.
-  grpc::ServerUnaryReactor* Offload(grpc::CallbackServerContext* context, const char* method,
+  grpc::ServerUnaryReactor* Offload(const UnaryCall& call, const char* method,
                                     std::function<absl::Status()> work);
   // Finishes a call with respond(view) of a workload: on the calling thread
   // when `published` holds the index's view (or an error), else on the pool
@@ -102,13 +143,13 @@ class WorkloadMapService final
   // index does not keep, or one the resolver has not reached yet).
   using ViewOrError = absl::StatusOr<std::shared_ptr<const WorkloadView>>;
   grpc::ServerUnaryReactor* AnswerWithView(
-      grpc::CallbackServerContext* context, const char* method, ViewOrError published,
+      const UnaryCall& call, const char* method, ViewOrError published,
       std::function<ViewOrError()> resolve,
       std::function<absl::Status(const WorkloadView&)> respond);
   // Runs `work` on the calling thread and finishes the call with its
   // status: for work that neither evaluates expressions nor calls the
   // apiserver (cached reads, argument checks).
-  grpc::ServerUnaryReactor* RunHere(grpc::CallbackServerContext* context, const char* method,
+  grpc::ServerUnaryReactor* RunHere(const UnaryCall& call, const char* method,
                                     absl::FunctionRef<absl::Status()> work);
 
   WorkloadIndex& index_;

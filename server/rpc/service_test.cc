@@ -404,7 +404,85 @@ TEST_F(ServiceTest, ResolveRejectsBytesThatAreNotARequest) {
   std::promise<grpc::Status> done;
   generic.UnaryCall(&context, "/workloadmap.v1.WorkloadMap/ResolveWorkload", grpc::StubOptions(),
                     &request, &response, [&](grpc::Status s) { done.set_value(std::move(s)); });
-  EXPECT_CODE(done.get_future().get(), INVALID_ARGUMENT, "not a ResolveWorkloadRequest");
+  EXPECT_CODE(done.get_future().get(), INVALID_ARGUMENT,
+              "request is not a valid workloadmap.v1.ResolveWorkloadRequest");
+}
+
+// Sends `bytes` as the request of `method` (a unary call to a streaming
+// method too: the answers looked at here are errors that end the call).
+grpc::Status CallWithBytes(const std::shared_ptr<grpc::Channel>& channel, const std::string& method,
+                           const std::string& bytes) {
+  grpc::GenericStub generic(channel);
+  grpc::ClientContext context;
+  SetDeadline(context);
+  grpc::Slice slice(bytes);
+  grpc::ByteBuffer request(&slice, 1), response;
+  std::promise<grpc::Status> done;
+  generic.UnaryCall(&context, "/workloadmap.v1.WorkloadMap/" + method, grpc::StubOptions(),
+                    &request, &response, [&](grpc::Status s) { done.set_value(std::move(s)); });
+  return done.get_future().get();
+}
+
+// Every method, not only the raw ResolveWorkload, says that bytes which are
+// not its request message are not one, and why, rather than gRPC's
+// UNIMPLEMENTED without a message (the method exists).
+TEST_F(ServiceTest, EveryMethodRejectsBytesThatAreNotItsRequest) {
+  struct Method {
+    std::string name;
+    // A string field holding "\xc3\x28" (not UTF-8), and its path; none
+    // for a request without string fields.
+    std::string invalid_utf8;
+    std::string field;
+  };
+  const std::string kNotUtf8 = "\x02\xc3\x28";  // length, then the bytes
+  const std::vector<Method> methods = {
+      {"ResolveWorkload", "\x12\x04\x0a" + kNotUtf8, "inline.object_json"},
+      {"ListWorkloads", "\x0a" + kNotUtf8, "cluster"},
+      {"MutatePodSpecs", "\x1a\x04\x0a" + kNotUtf8, "changes[0].component"},
+      {"GetGangInstructions", "\x1a\x04\x0a" + kNotUtf8, "inline_pod.pod_json"},
+      {"WatchWorkloads", "\x0a" + kNotUtf8, "cluster"},
+      {"ListDefinitions", "", ""},
+      {"ValidateDefinition", "\x0a" + kNotUtf8, "definition_yaml"},
+  };
+  for (const Method& m : methods) {
+    SCOPED_TRACE(m.name);
+    const std::string named =
+        absl::StrCat("request is not a valid workloadmap.v1.", m.name, "Request: ");
+    EXPECT_CODE(CallWithBytes(harness_->channel(), m.name, "\xff\xff\xff\xff"), INVALID_ARGUMENT,
+                named);
+    // Field 1 announces 127 bytes and 3 follow.
+    EXPECT_CODE(CallWithBytes(harness_->channel(), m.name,
+                              "\x0a\x7f"
+                              "abc"),
+                INVALID_ARGUMENT, named + "the field at byte 0 is truncated or malformed");
+    if (!m.invalid_utf8.empty()) {
+      EXPECT_CODE(CallWithBytes(harness_->channel(), m.name, m.invalid_utf8), INVALID_ARGUMENT,
+                  named + m.field + " is not valid UTF-8");
+    }
+  }
+  // The server still answers.
+  grpc::ClientContext context;
+  SetDeadline(context);
+  v1::ListDefinitionsResponse definitions;
+  EXPECT_TRUE(stub().ListDefinitions(&context, {}, &definitions).ok());
+  EXPECT_THAT(definitions.definitions(), Not(IsEmpty()));
+}
+
+// Past protobuf's nesting bound the reason says so, and stays short however
+// long the path to it (it travels in the trailers).
+TEST_F(ServiceTest, RequestNestedTooDeepIsRefusedWithAShortReason) {
+  v1::MutatePodSpecsRequest request;
+  google::protobuf::Struct* level = request.add_changes()->mutable_pod_template();
+  for (int i = 0; i < 150; ++i) {
+    level = (*level->mutable_fields())["spec"].mutable_struct_value();
+  }
+  grpc::Status status =
+      CallWithBytes(harness_->channel(), "MutatePodSpecs", request.SerializeAsString());
+  EXPECT_CODE(status, INVALID_ARGUMENT,
+              "request is not a valid workloadmap.v1.MutatePodSpecsRequest: "
+              "changes[0].pod_template.fields[0].value.struct_value.");
+  EXPECT_THAT(status.error_message(), HasSubstr("nests messages more than 100 levels deep"));
+  EXPECT_LT(status.error_message().size(), 500u);
 }
 
 TEST_F(ServiceTest, ResolveByRef) {
