@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/process_memory.h"
 
 namespace wm::expressions {
 namespace {
@@ -18,27 +19,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-// Sanitizer runtimes reserve terabytes of address space, so workers built
-// with them run without an address-space limit (jq_worker_main.cc).
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kWorkersAreMemoryLimited = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kWorkersAreMemoryLimited = false;
-#else
-constexpr bool kWorkersAreMemoryLimited = true;
-#endif
-#else
-constexpr bool kWorkersAreMemoryLimited = true;
-#endif
-
-// This process's resident memory (/proc/self/statm), in bytes.
-int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
+// Sanitizer builds run workers without an address-space limit.
+constexpr bool kWorkersAreMemoryLimited = !wm::testing::kSanitizedBuild;
+using wm::testing::ResidentBytes;
 
 // Compiles `source` alone and evaluates it on `input`.
 absl::StatusOr<std::vector<Json>> EvalWith(Engine& engine, const std::string& source,

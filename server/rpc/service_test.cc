@@ -29,6 +29,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/common/json_path.h"
+#include "server/common/testing/process_memory.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
@@ -705,31 +706,11 @@ TEST_F(ServiceTest, ResolveInlineBoundsItsObjects) {
   EXPECT_THAT(status.error_message(), HasSubstr("more than the 3 objects"));
 }
 
-// Sanitizer allocators keep freed memory in quarantine: RSS says nothing.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kSanitized = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool kSanitized = true;
-#else
-constexpr bool kSanitized = false;
-#endif
-#else
-constexpr bool kSanitized = false;
-#endif
-
-int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
-
 // The working memory of large inline requests goes back to the system
 // when they end (glibc would keep it in its arenas, one per thread): six
 // requests of 4,000 pods, two at a time.
 TEST_F(ServiceTest, LargeInlineRequestsGiveTheirMemoryBack) {
-  if (kSanitized) GTEST_SKIP() << "sanitizer allocators keep freed memory";
+  if (wm::testing::kSanitizedBuild) GTEST_SKIP() << "sanitizer allocators keep freed memory";
   v1::ResolveWorkloadRequest request;
   request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
   request.mutable_inline_()->add_owner_json(SeedObject("Job", "demo-worker-0").dump());
@@ -754,9 +735,9 @@ TEST_F(ServiceTest, LargeInlineRequestsGiveTheirMemoryBack) {
       EXPECT_TRUE(status.ok()) << status.error_message();
     }
   };
-  int64_t before = ResidentBytes();
+  int64_t before = wm::testing::ResidentBytes();
   for (int round = 0; round < 3; ++round) resolve_twice_at_once();
-  int64_t after = ResidentBytes();
+  int64_t after = wm::testing::ResidentBytes();
   // Measured: 100-110 MiB stay without the trim, 11-21 MiB with it (gRPC's
   // and the test's own buffers).
   EXPECT_LT(after - before, int64_t{48} << 20)
