@@ -478,7 +478,7 @@ WorkloadMapService::WorkloadMapService(WorkloadIndex& index, expressions::Engine
       engine_(engine),
       options_(options),
       observer_(std::move(observer)),
-      pool_(options.pool_threads) {}
+      pool_(options.pool_threads, options.pool_nice) {}
 
 void WorkloadMapService::Finish(const UnaryCall& call, grpc::ServerUnaryReactor* reactor,
                                 const char* method, absl::Time start, absl::Status status) {

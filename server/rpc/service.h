@@ -49,6 +49,9 @@ class WorkloadMapService final
     // ended with RESOURCE_EXHAUSTED (the client resumes from its revision).
     int watch_queue_size = 1000;
     int pool_threads = 2;
+    // The work pool's nice value (see WorkPool): below the callback
+    // threads, above the jq workers (10).
+    int pool_nice = 5;
     // Pods plus owners a ResolveWorkload call may send inline. Each costs
     // the daemon ~5 KB while the call runs (parsed, placed, answered), so
     // 10,000 bound a call's working memory to ~50 MB; past it the call

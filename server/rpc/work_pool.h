@@ -1,6 +1,9 @@
 #ifndef WM_SERVER_RPC_WORK_POOL_H_
 #define WM_SERVER_RPC_WORK_POOL_H_
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -13,10 +16,19 @@ namespace wm::rpc {
 // A few threads for the RPC work that evaluates expressions or calls the
 // apiserver (inline resolution, mutations, validation), so that gRPC's
 // callback threads never block. Cached reads do not come here.
+//
+// The threads run at `nice` (Linux sets it per thread): a burst of costly
+// requests, hostile or not, then takes CPU from itself rather than from
+// the callback threads answering cached reads and health checks.
 class WorkPool {
  public:
-  explicit WorkPool(int threads) {
-    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Run(); });
+  explicit WorkPool(int threads, int nice = 0) {
+    for (int i = 0; i < threads; ++i) {
+      threads_.emplace_back([this, nice] {
+        if (nice != 0) setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), nice);
+        Run();
+      });
+    }
   }
   ~WorkPool() {
     {
