@@ -187,6 +187,24 @@ absl::Status NodeSelectorTerm(const Json& term, const std::string& field) {
   return absl::OkStatus();
 }
 
+// The weighted terms of `affinity[list]` (preferredDuringScheduling...):
+// each a `weight` of 1-100 and its term under `key`, checked by `check`.
+absl::Status PreferredTerms(const Json& affinity, const char* list, const char* key,
+                            absl::Status (*check)(const Json&, const std::string&),
+                            const std::string& field) {
+  auto preferred = ArrayAt(affinity, list, field);
+  if (!preferred.ok()) return preferred.status();
+  for (size_t i = 0; i < preferred->size(); ++i) {
+    const std::string at = Index(Child(field, list), i);
+    const Json& term = (*preferred)[i];
+    if (absl::Status s = ExpectFields(term, {"weight", key}, at); !s.ok()) return s;
+    if (absl::Status s = Weight(term, at); !s.ok()) return s;
+    if (!term.contains(key)) return Invalid(Child(at, key), "is required");
+    if (absl::Status s = check(term[key], Child(at, key)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status NodeAffinity(const Json& affinity, const std::string& field) {
   const char* kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
   const char* kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
@@ -204,19 +222,7 @@ absl::Status NodeAffinity(const Json& affinity, const std::string& field) {
       if (!s.ok()) return s;
     }
   }
-  auto preferred = ArrayAt(affinity, kPreferred, field);
-  if (!preferred.ok()) return preferred.status();
-  for (size_t i = 0; i < preferred->size(); ++i) {
-    const std::string at = Index(Child(field, kPreferred), i);
-    const Json& term = (*preferred)[i];
-    if (absl::Status s = ExpectFields(term, {"weight", "preference"}, at); !s.ok()) return s;
-    if (absl::Status s = Weight(term, at); !s.ok()) return s;
-    if (!term.contains("preference")) return Invalid(Child(at, "preference"), "is required");
-    if (absl::Status s = NodeSelectorTerm(term["preference"], Child(at, "preference")); !s.ok()) {
-      return s;
-    }
-  }
-  return absl::OkStatus();
+  return PreferredTerms(affinity, kPreferred, "preference", NodeSelectorTerm, field);
 }
 
 absl::Status LabelSelector(const Json& selector, const std::string& field) {
@@ -284,20 +290,7 @@ absl::Status PodAffinity(const Json& affinity, const std::string& field) {
     absl::Status s = PodAffinityTerm((*required)[i], Index(Child(field, kRequired), i));
     if (!s.ok()) return s;
   }
-  auto preferred = ArrayAt(affinity, kPreferred, field);
-  if (!preferred.ok()) return preferred.status();
-  for (size_t i = 0; i < preferred->size(); ++i) {
-    const std::string at = Index(Child(field, kPreferred), i);
-    const Json& term = (*preferred)[i];
-    if (absl::Status s = ExpectFields(term, {"weight", "podAffinityTerm"}, at); !s.ok()) return s;
-    if (absl::Status s = Weight(term, at); !s.ok()) return s;
-    if (!term.contains("podAffinityTerm")) {
-      return Invalid(Child(at, "podAffinityTerm"), "is required");
-    }
-    absl::Status s = PodAffinityTerm(term["podAffinityTerm"], Child(at, "podAffinityTerm"));
-    if (!s.ok()) return s;
-  }
-  return absl::OkStatus();
+  return PreferredTerms(affinity, kPreferred, "podAffinityTerm", PodAffinityTerm, field);
 }
 
 // Resources measured in whole units that cannot be overcommitted: every
