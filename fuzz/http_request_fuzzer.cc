@@ -11,11 +11,14 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
+#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -100,17 +103,41 @@ HttpServer& Server() {
   return *server;
 }
 
-// Sends `bytes`, closes the sending side and returns all the server answers.
-std::string RoundTrip(absl::string_view bytes) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  Check(fd >= 0, "socket");
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+// A connected socket to the server. Thousands of connections a second can
+// run the loopback out of ephemeral ports for a moment (EADDRNOTAVAIL), or
+// fill the listen queue; that is the fuzzer's own load, not the server's
+// answer, so connecting is retried for a bounded time.
+int Connect() {
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(Server().port());
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Check(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0, "connect");
+  int error = 0;
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    Check(fd >= 0, "socket");
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
+    error = errno;
+    ::close(fd);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::fprintf(stderr, "http_request_fuzzer: connect: %s\n", std::strerror(error));
+  std::abort();
+}
+
+// Closes with a reset rather than a FIN once the server has closed its side,
+// so that the client's end does not sit in TIME_WAIT holding a port.
+void CloseWithoutTimeWait(int fd) {
+  linger no_linger{1, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_LINGER, &no_linger, sizeof(no_linger));
+  ::close(fd);
+}
+
+// Sends `bytes`, closes the sending side and returns all the server answers.
+std::string RoundTrip(absl::string_view bytes) {
+  int fd = Connect();
+  timeval timeout{10, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
   size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -126,7 +153,7 @@ std::string RoundTrip(absl::string_view bytes) {
     if (n <= 0) break;
     out.append(buffer, n);
   }
-  ::close(fd);
+  CloseWithoutTimeWait(fd);
   return out;
 }
 
