@@ -1,0 +1,253 @@
+// The native engine's evaluation, case by case, with gojq's results (the
+// differential test, catalog_gojq, holds it to gojq itself over the
+// catalogs).
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_join.h"
+#include "gtest/gtest.h"
+#include "server/common/json.h"
+#include "server/expressions/native_engine.h"
+
+namespace wm::expressions {
+namespace {
+
+struct Case {
+  const char* expression;
+  const char* input;
+  // The outputs, one JSON text each, joined by spaces; or, when
+  // `error` is set, the error message.
+  const char* outputs;
+  const char* error = nullptr;
+};
+
+class NativeEvalTest : public ::testing::TestWithParam<Case> {
+ protected:
+  static Engine& engine() {
+    static Engine* const kEngine = NewNativeEngine().value().release();
+    return *kEngine;
+  }
+};
+
+TEST_P(NativeEvalTest, MatchesGojq) {
+  const Case& c = GetParam();
+  auto program = engine().Compile({c.expression});
+  ASSERT_TRUE(program.ok()) << c.expression << ": " << program.status();
+  Json input = Json::parse(c.input);
+  absl::StatusOr<std::vector<Json>> outputs;
+  ASSERT_TRUE(engine()
+                  .Run([&](Session& session) {
+                    outputs = session.Evaluate(**program, 0, session.Load(input));
+                    return absl::OkStatus();
+                  })
+                  .ok());
+  if (c.error != nullptr) {
+    ASSERT_FALSE(outputs.ok()) << c.expression << " gave outputs";
+    EXPECT_EQ(outputs.status().message(), c.error) << c.expression;
+    return;
+  }
+  ASSERT_TRUE(outputs.ok()) << c.expression << ": " << outputs.status();
+  std::vector<std::string> texts;
+  for (const Json& v : *outputs) texts.push_back(v.dump());
+  EXPECT_EQ(absl::StrJoin(texts, " "), c.outputs) << c.expression << " on " << c.input;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, NativeEvalTest,
+    ::testing::Values(
+        // Paths and optional access.
+        Case{".a.b", R"({"a":{"b":1}})", "1"}, Case{".a.b", "null", "null"},
+        Case{".a", "[1]", "", "expected an object but got: array ([1])"}, Case{".a?", "[1]", ""},
+        Case{".[0]", "[1,2]", "1"}, Case{".[-1]", "[1,2]", "2"}, Case{".[5]", "[1,2]", "null"},
+        Case{".[]", R"({"b":2,"a":1})", "1 2"}, Case{".[]?", "3", ""},
+        Case{".[]", "3", "", "cannot iterate over: number (3)"}, Case{".[1:]", "[1,2,3]", "[2,3]"},
+        Case{".[:-1]", "[1,2,3]", "[1,2]"}, Case{".[1:2]", R"("abc")", R"("b")"},
+        Case{"..", "[[1]]", "[[1]] [1] 1"}, Case{".a[].b?", R"({"a":[{"b":1},2]})", "1"},
+        Case{".a.b?", R"({"a":5})", ""}, Case{".x // \"d\"", "{}", R"("d")"},
+        Case{"(false, null, 1) // 2", "null", "1"}, Case{"empty // 2", "null", "2"},
+        // Arithmetic and comparisons.
+        Case{"1 + 2 * 3", "null", "7"}, Case{"10 / 4", "null", "2.5"}, Case{"10 / 5", "null", "2"},
+        Case{"7 % 3", "null", "1"}, Case{"-7 % 3", "null", "-1"},
+        Case{"1 / 0", "null", "", "cannot divide number (1) by: number (0)"},
+        Case{"\"a\" + 1", "null", "", "cannot add: string (\"a\") and number (1)"},
+        Case{"null + 1", "null", "1"}, Case{"[1,2,1] - [1]", "null", "[2]"},
+        Case{"{\"a\":{\"b\":1}} * {\"a\":{\"c\":2}}", "null", R"({"a":{"b":1,"c":2}})"},
+        Case{"\"ab\" * 2", "null", R"("abab")"}, Case{"\"ab\" * -1", "null", "null"},
+        Case{"\"a,b\" / \",\"", "null", R"(["a","b"])"},
+        Case{"[1 < 2, \"a\" < \"b\", null < false, [] < {}]", "null", "[true,true,true,true]"},
+        Case{"1 == 1.0", "null", "true"}, Case{"[.[] | -. ]", "[1,-2.5]", "[-1,2.5]"},
+        // Logic and conditionals.
+        Case{"true and (1, null)", "null", "true false"}, Case{"false or false", "null", "false"},
+        Case{"if . then \"t\" end", "null", "null"},
+        Case{"if . == 1 then \"a\" elif . == 2 then \"b\" else \"c\" end", "2", R"("b")"},
+        Case{"[.[] | not]", "[null, 0]", "[true,false]"},
+        // try, error, label.
+        Case{"try error(\"x\") catch .", "null", R"("x")"},
+        Case{"try (1, error(\"x\"), 2) catch .", "null", R"(1 "x")"},
+        Case{"error(\"x\")", "null", "", "error: x"},
+        Case{"error({\"a\":1})", "null", "", "error: {\"a\":1}"},
+        Case{"[.[] | try tonumber catch \"bad\"]", R"(["1","x"])", R"([1,"bad"])"},
+        Case{"label $out | 1, break $out, 2", "null", "1"}, Case{"[limit(0; 1, 2)]", "null", "[]"},
+        Case{"[limit(2; 1, 2, 3)]", "null", "[1,2]"}, Case{"first(1, 2)", "null", "1"},
+        Case{"[first(empty)]", "null", "[]"}, Case{"last(1, 2)", "null", "2"},
+        Case{"isempty(empty)", "null", "true"},
+        // Bindings, reduce, foreach, functions.
+        Case{". as $x | $x + 1", "1", "2"}, Case{". as [$a, $b] | $b", "[1,2]", "2"},
+        Case{". as {a: $x, $b} | [$x, $b]", R"({"a":1,"b":2})", "[1,2]"},
+        Case{".[] as [$a] ?// $a | $a", "[[1], 2]", "1 2"},
+        Case{"reduce .[] as $x (0; . + $x)", "[1,2,3]", "6"},
+        Case{"[foreach .[] as $x (0; . + $x)]", "[1,2,3]", "[1,3,6]"},
+        Case{"[foreach .[] as $x (0; . + $x; [$x, .])]", "[1,2]", "[[1,1],[2,3]]"},
+        Case{"def f(g): [g, g]; f(.a)", R"({"a":1})", "[1,1]"},
+        Case{"def f($x): $x + 1; f(1, 2)", "null", "2 3"},
+        Case{"def fac: if . <= 1 then 1 else . * (. - 1 | fac) end; fac", "5", "120"},
+        Case{"true and true and (.a) as $s | $s", R"({"a":3})", "true"},
+        Case{"1 + 2 as $x | $x", "null", "3"},
+        // Builtins.
+        Case{"[.[] | select(. > 1)]", "[1,2,3]", "[2,3]"}, Case{"map(. * 2)", "[1,2]", "[2,4]"},
+        Case{"map_values(. + 1)", R"({"a":1})", R"({"a":2})"},
+        Case{"to_entries", R"({"b":2,"a":1})", R"([{"key":"a","value":1},{"key":"b","value":2}])"},
+        Case{"from_entries", R"([{"key":"a","value":1},{"name":"b","value":2}])",
+             R"({"a":1,"b":2})"},
+        Case{"with_entries(.value += 1)", R"({"a":1})", R"({"a":2})"},
+        Case{"keys", R"({"b":1,"a":2})", R"(["a","b"])"}, Case{"has(\"a\")", R"({"a":1})", "true"},
+        Case{"[.[] | in({\"a\":1})]", R"(["a","b"])", "[true,false]"},
+        Case{"contains({\"a\":[1]})", R"({"a":[1,2]})", "true"},
+        Case{"inside(\"foobar\")", R"("bar")", "true"},
+        Case{"[.[] | length]", R"([[1,2], "ab", {"a":1}, null, -3])", "[2,2,1,0,3]"},
+        Case{"add", "[1,2,3]", "6"}, Case{"add", R"(["a","b"])", R"("ab")"},
+        Case{"[any, all]", "[true,false]", "[true,false]"},
+        Case{"any(.[]; . > 2)", "[1,3]", "true"}, Case{"all(. > 0)", "[1,3]", "true"},
+        Case{"[range(3)]", "null", "[0,1,2]"}, Case{"[range(1; 7; 2)]", "null", "[1,3,5]"},
+        Case{"[.[] | until(. > 10; . * 2)]", "[1]", "[16]"}, Case{"min, max", "[3,1,2]", "1 3"},
+        Case{"min_by(.a) | .a", R"([{"a":2},{"a":1}])", "1"},
+        Case{"sort_by(.a) | map(.a)", R"([{"a":2},{"a":1}])", "[1,2]"},
+        Case{"group_by(.a) | map(length)", R"([{"a":2},{"a":1},{"a":2}])", "[1,2]"},
+        Case{"unique_by(length)", R"(["a","bb","c"])", R"(["a","bb"])"},
+        Case{"unique", "[2,1,2]", "[1,2]"}, Case{"flatten", "[1,[2,[3]]]", "[1,2,3]"},
+        Case{"flatten(1)", "[1,[2,[3]]]", "[1,2,[3]]"},
+        Case{"[.[] | tostring]", R"([1, "a", [1], 1.5, 100000000000000000000])",
+             R"(["1","a","[1]","1.5","100000000000000000000"])"},
+        Case{"[.[] | tonumber]", R"(["1", "2.5", 3])", "[1,2.5,3]"},
+        Case{"tonumber", R"(" 1")", "", "tonumber cannot be applied to \" 1\": invalid number"},
+        Case{"[.[] | type]", R"([null,true,1,"a",[],{}])",
+             R"(["null","boolean","number","string","array","object"])"},
+        Case{"ascii_downcase, ascii_upcase", R"("aB")", R"("ab" "AB")"},
+        Case{"test(\"a.c\")", R"("xabc")", "true"}, Case{"test(\"A\"; \"i\")", R"("a")", "true"},
+        Case{"[match(\"a(b)?\"; \"g\") | .offset]", R"("aab")", "[0,1]"},
+        Case{"capture(\"(?P<x>[0-9]+)\")", R"("ab12")", R"({"x":"12"})"},
+        Case{"sub(\"a\"; \"X\")", R"("aba")", R"("Xba")"},
+        Case{"gsub(\"a\"; \"X\")", R"("aba")", R"("XbX")"},
+        Case{"[splits(\", *\")]", R"("a, b,c")", R"(["a","b","c"])"},
+        Case{"split(\",\")", R"("a,b")", R"(["a","b"])"},
+        Case{"startswith(\"ab\"), endswith(\"c\")", R"("abc")", "true true"},
+        Case{"ltrimstr(\"a\"), rtrimstr(\"c\")", R"("abc")", R"("bc" "ab")"},
+        Case{"trim", R"("  a  ")", R"("a")"}, Case{"join(\"-\")", R"(["a",1,null])", R"("a-1-")"},
+        Case{"tojson", R"({"a":[1,"x"]})", R"("{\"a\":[1,\"x\"]}")"},
+        Case{"fromjson", R"("{\"a\":1}")", R"({"a":1})"},
+        Case{"[paths]", R"({"a":[1]})", R"([["a"],["a",0]])"},
+        Case{"getpath([\"a\",\"b\"])", R"({"a":{"b":5}})", "5"},
+        Case{"setpath([\"a\",1]; 5)", "null", R"({"a":[null,5]})"},
+        Case{"del(.a, .c)", R"({"a":1,"b":2,"c":3})", R"({"b":2})"},
+        Case{"delpaths([[0],[2]])", "[1,2,3]", "[2]"},
+        Case{"path(.a[0].b)", "null", R"(["a",0,"b"])"},
+        Case{"[path(..)]", R"({"a":1})", R"([[],["a"]])"},
+        Case{"path(.a | select(.b == 0))", R"({"a":{"b":0}})", R"(["a"])"},
+        Case{"path(first(.a, .b))", "null", R"(["a"])"},
+        Case{"path(1)", "null", "", "invalid path against: number (1)"},
+        Case{".a = 1", "{}", R"({"a":1})"}, Case{".a |= . + 1", R"({"a":1})", R"({"a":2})"},
+        Case{".a += 1", R"({"a":1})", R"({"a":2})"}, Case{".a //= 3", "{}", R"({"a":3})"},
+        Case{".[] |= empty", "[1,2]", "[]"},
+        Case{"(.a, .b) = (1, 2)", "{}", R"({"a":1,"b":1} {"a":2,"b":2})"},
+        Case{"to_entries | map(.key)", "[5,6]", "[0,1]"},
+        Case{"\"x\\(1 + 1)y\"", "null", R"("x2y")"},
+        Case{"\"\\(1,2)-\\(3,4)\"", "null", R"("1-3" "2-3" "1-4" "2-4")"},
+        Case{"@base64", R"("hi")", R"("aGk=")"}, Case{"@base64d", R"("aGk=")", R"("hi")"},
+        Case{"@json \"v=\\(.)\"", R"([1])", R"("v=[1]")"}, Case{"@text", "[1]", R"("[1]")"},
+        Case{"{a: 1, \"b\": 2, (\"c\"): 3}", "null", R"({"a":1,"b":2,"c":3})"},
+        Case{"{a: (1, 2)}", "null", R"({"a":1} {"a":2})"},
+        Case{"[.[] | numbers]", R"([1,"a"])", "[1]"},
+        Case{"walk(if type == \"number\" then . + 1 end)", "[1,[2]]", "[2,[3]]"},
+        Case{"[splits(\"a\")]", R"("bab")", R"(["b","b"])"},
+        Case{"indices(\", \")", R"("a, b, c")", "[1,4]"}, Case{"index(\"b\")", R"("abcb")", "1"},
+        Case{"[limit(3; repeat(1))]", "null", "[1,1,1]"},
+        Case{"[.[] | tostring]", "[0.1, 1e-7, 1e21, 3.0]", R"(["0.1","1e-7","1e+21","3"])"},
+        Case{"abs, toarray", "-1", "1 [-1]"}, Case{"pick(.a)", R"({"a":1,"b":2})", R"({"a":1})"},
+        Case{"[.[] | ascii]", "[65]", R"(["A"])"}, Case{"implode", "[97,98]", R"("ab")"},
+        Case{"explode", R"("ab")", "[97,98]"}, Case{"reverse", "[1,2]", "[2,1]"},
+        Case{"IN(1, 2)", "2", "true"}, Case{"[.[] | values]", "[1,null]", "[1]"},
+        Case{"splits(1)", R"("a")", "", "match(1; \"g\") cannot be applied to: string (\"a\")"}));
+
+// Outputs of one evaluation on the engine, or its status.
+absl::StatusOr<std::vector<Json>> Evaluate(Engine& engine, const std::string& expression,
+                                           const Json& input) {
+  auto program = engine.Compile({expression});
+  if (!program.ok()) return program.status();
+  absl::StatusOr<std::vector<Json>> outputs;
+  auto run = engine.Run([&](Session& session) {
+    outputs = session.Evaluate(**program, 0, session.Load(input));
+    return absl::OkStatus();
+  });
+  if (!run.ok()) return run;
+  return outputs;
+}
+
+TEST(NativeEngineTest, UndefinedNamesAreCompileErrors) {
+  auto engine = NewNativeEngine();
+  ASSERT_TRUE(engine.ok());
+  std::vector<Engine::CompileError> errors;
+  auto program = (*engine)->Compile({".a", "input", "$nope", "@base32", "."}, &errors);
+  ASSERT_FALSE(program.ok());
+  ASSERT_EQ(errors.size(), 3u);
+  EXPECT_EQ(errors[0].index, 1u);
+  EXPECT_EQ(errors[0].message, "function not defined: input/0");
+  EXPECT_EQ(errors[1].message, "variable not defined: $nope");
+  EXPECT_EQ(errors[2].message, "format not defined: @base32");
+}
+
+TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
+  NativeEngineOptions options;
+  options.limits.budget = absl::Seconds(2);
+  options.max_built_bytes = 64 << 20;
+  auto engine = NewNativeEngine(options);
+  ASSERT_TRUE(engine.ok());
+  struct Hostile {
+    const char* expression;
+    absl::StatusCode code;
+  };
+  for (const Hostile& h : {
+           Hostile{"def f: f; f", absl::StatusCode::kResourceExhausted},
+           Hostile{"def f: 1 + f; f", absl::StatusCode::kResourceExhausted},
+           Hostile{"[range(1e9)]", absl::StatusCode::kResourceExhausted},
+           Hostile{"repeat(.)", absl::StatusCode::kInvalidArgument},
+           Hostile{"\"x\" * 1e9", absl::StatusCode::kInvalidArgument},
+           Hostile{"[limit(1e8; repeat(1))]", absl::StatusCode::kResourceExhausted},
+           Hostile{"last(range(1e12))", absl::StatusCode::kDeadlineExceeded},
+           Hostile{"try (def f: f; f) catch 1", absl::StatusCode::kResourceExhausted},
+       }) {
+    auto outputs = Evaluate(**engine, h.expression, Json(nullptr));
+    ASSERT_FALSE(outputs.ok()) << h.expression;
+    EXPECT_EQ(outputs.status().code(), h.code) << h.expression << ": " << outputs.status();
+  }
+  std::string nested = std::string(10000, '(') + "1" + std::string(10000, ')');
+  auto deep = Evaluate(**engine, nested, Json(nullptr));
+  ASSERT_FALSE(deep.ok());
+  EXPECT_EQ(deep.status().code(), absl::StatusCode::kInvalidArgument) << deep.status();
+  // The engine still evaluates after all of them.
+  auto fine = Evaluate(**engine, ".a", Json{{"a", 1}});
+  ASSERT_TRUE(fine.ok());
+  EXPECT_EQ(*fine, std::vector<Json>{Json(1)});
+}
+
+TEST(NativeEngineTest, OutputsAreBounded) {
+  auto engine = NewNativeEngine();
+  ASSERT_TRUE(engine.ok());
+  auto outputs = Evaluate(**engine, "range(1000)", Json(nullptr));
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().message(), "query results exceed the allowed number 1000");
+  EXPECT_TRUE(Evaluate(**engine, "range(999)", Json(nullptr)).ok());
+}
+
+}  // namespace
+}  // namespace wm::expressions

@@ -1,0 +1,649 @@
+#include "server/expressions/native/interpreter.h"
+
+#include <cmath>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/inlined_vector.h"
+#include "absl/strings/str_cat.h"
+#include "server/expressions/native/format.h"
+#include "server/expressions/native/json_text.h"
+#include "server/expressions/native/operators.h"
+#include "server/expressions/native/value_size.h"
+
+namespace wm::expressions::native {
+namespace {
+
+constexpr uint32_t kStepsPerClockRead = 1024;
+
+const PathNode kRoot{nullptr, PathNode::Kind::kRoot, nullptr};
+const PathNode kInvalid{nullptr, PathNode::Kind::kInvalid, nullptr};
+
+const Frame* Walk(const Frame* env, int depth) {
+  while (depth-- > 0) env = env->parent;
+  return env;
+}
+
+// Whether `output` is `input` itself for gojq's path tracking: the same
+// container, or an equal scalar.
+bool SameValue(const Value& input, const Value& output) {
+  const Json& a = *input;
+  const Json& b = *output;
+  if (a.is_structured() || b.is_structured()) return &a == &b;
+  if (a.type() != b.type() && !(a.is_number() && b.is_number())) return false;
+  return Equal(a, b);
+}
+
+// Tracks errors raised by the consumer of a generator, which a `try` or a
+// `?` around the generator must let through.
+class ConsumerErrors {
+ public:
+  Flow Pass(Flow flow) {
+    if (flow == Flow::kError) raised_ = true;
+    return flow;
+  }
+  bool raised() const { return raised_; }
+
+ private:
+  bool raised_ = false;
+};
+
+// A step's errors (and those of its key), caught for `?` steps only.
+Flow StepResult(Interpreter& interpreter, bool optional, const ConsumerErrors& consumer,
+                Flow flow) {
+  if (flow != Flow::kError || !optional || consumer.raised() || interpreter.error_is_bound()) {
+    return flow;
+  }
+  interpreter.ClearError();
+  return Flow::kContinue;
+}
+
+std::string IndexError(const Json& target, const Json& key) {
+  if (key.is_string()) return "expected an object but got: " + TypePreview(target);
+  if (key.is_number() || key.is_array()) return "expected an array but got: " + TypePreview(target);
+  if (key.is_object()) {
+    if (!key.contains("start") || !key.contains("end")) {
+      return "expected \"start\" and \"end\" for slicing but got: " + TypePreview(key);
+    }
+    return "expected an array but got: " + TypePreview(target);
+  }
+  if (target.is_array())
+    return "expected a number for indexing an array but got: " + TypePreview(key);
+  if (target.is_string()) {
+    return "expected a number for indexing a string but got: " + TypePreview(key);
+  }
+  return "expected a string for object key but got: " + TypePreview(key);
+}
+
+int64_t ClampIndex(int64_t i, int64_t minimum, int64_t maximum) {
+  if (i < 0) i += maximum;
+  if (i < minimum) return minimum;
+  return i < maximum ? i : maximum;
+}
+
+// The index of UTF-8 character `n` of `s` in bytes (s.size() past the end).
+size_t CharacterOffset(const std::string& s, int64_t n) {
+  size_t i = 0;
+  while (i < s.size() && n > 0) {
+    ++i;
+    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
+    --n;
+  }
+  return i;
+}
+
+int64_t CharacterCount(const std::string& s) {
+  int64_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// t[from:to] for an array or a string (gojq's funcSlice); null bounds are
+// the ends.
+absl::StatusOr<Json> SliceOf(const Json& t, const Json& from, const Json& to) {
+  if (t.is_null()) return Json(nullptr);
+  if (!t.is_array() && !t.is_string()) {
+    return absl::InvalidArgumentError("expected an array but got: " + TypePreview(t));
+  }
+  for (const Json* bound : {&from, &to}) {
+    if (!bound->is_null() && !bound->is_number()) {
+      return absl::InvalidArgumentError(
+          std::string(t.is_array() ? "expected a number for indexing an array"
+                                   : "expected a number for indexing a string") +
+          " but got: " + TypePreview(*bound));
+    }
+  }
+  int64_t length = t.is_array() ? static_cast<int64_t>(t.size())
+                                : CharacterCount(t.get_ref<const std::string&>());
+  int64_t start = from.is_null() ? 0 : ClampIndex(ToInt(from), 0, length);
+  int64_t end = length;
+  if (!to.is_null()) {
+    end = ClampIndex(to.is_number_float() ? ToInt(Json(std::ceil(to.get<double>()))) : ToInt(to),
+                     start, length);
+  }
+  if (t.is_array()) return Json(t.begin() + start, t.begin() + end);
+  const std::string& s = t.get_ref<const std::string&>();
+  size_t a = CharacterOffset(s, start), b = CharacterOffset(s, end);
+  return Json(s.substr(a, b - a));
+}
+
+}  // namespace
+
+const PathNode* InvalidPath() { return &kInvalid; }
+const PathNode* RootPath() { return &kRoot; }
+
+Interpreter::Interpreter(const EvalBounds& bounds) : bounds_(bounds) {}
+
+size_t Interpreter::max_string_bytes() const {
+  return bounds_.max_built_bytes > built_bytes_ ? bounds_.max_built_bytes - built_bytes_ : 0;
+}
+
+Flow Interpreter::Run(const Op& op, const Frame* env, const Value& input, Emit emit) {
+  char base;
+  stack_base_ = &base;
+  return Eval(op, env, input, nullptr, emit);
+}
+
+Flow Interpreter::Fail(std::string message) {
+  error_value_ = Value::Owned(Json(std::move(message)));
+  error_is_value_ = false;
+  error_is_bound_ = false;
+  return Flow::kError;
+}
+
+Flow Interpreter::FailWithValue(Value value) {
+  error_value_ = std::move(value);
+  error_is_value_ = true;
+  error_is_bound_ = false;
+  return Flow::kError;
+}
+
+Flow Interpreter::FailBound(std::string message) {
+  Fail(std::move(message));
+  error_is_bound_ = true;
+  return Flow::kError;
+}
+
+void Interpreter::ClearError() {
+  error_value_ = Value();
+  error_is_value_ = false;
+  error_is_bound_ = false;
+}
+
+std::string Interpreter::ErrorMessage() const {
+  const Json& value = *error_value_;
+  if (!error_is_value_) return value.is_string() ? value.get<std::string>() : JsonText(value);
+  // gojq's exitCodeError: "error: " and the string, or its JSON text.
+  return "error: " + (value.is_string() ? value.get<std::string>() : JsonText(value));
+}
+
+bool Interpreter::Charge(size_t bytes) {
+  built_bytes_ += bytes;
+  if (built_bytes_ <= bounds_.max_built_bytes) return true;
+  FailBound(absl::StrCat("expression exceeded its memory limit of ", bounds_.max_built_bytes >> 20,
+                         " MiB"));
+  return false;
+}
+
+Flow Interpreter::CheckBounds() {
+  char here;
+  if (stack_base_ != nullptr &&
+      static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) {
+    return FailBound("expression recursed too deeply (stack bound of " +
+                     std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
+  }
+  if (++steps_ % kStepsPerClockRead == 0 && absl::Now() > bounds_.deadline) {
+    return FailBound("expression exceeded its time budget");
+  }
+  return Flow::kContinue;
+}
+
+Json Interpreter::PathArray(const PathNode* path) {
+  std::vector<const Json*> keys;
+  for (; path != nullptr && path->kind == PathNode::Kind::kKey; path = path->parent) {
+    keys.push_back(path->key);
+  }
+  if (path == nullptr || path->kind == PathNode::Kind::kInvalid) return Json(nullptr);
+  Json out = Json::array();
+  for (auto it = keys.rbegin(); it != keys.rend(); ++it) out.push_back(**it);
+  return out;
+}
+
+Flow Interpreter::EmitComputed(const Value& input, const PathNode* path, Value output, Emit emit) {
+  if (path == nullptr) return emit(output, nullptr);
+  return emit(output, SameValue(input, output) ? path : &kInvalid);
+}
+
+Flow Interpreter::EvalValue(const Op& op, const Frame* env, const Value& input,
+                            absl::FunctionRef<Flow(const Value&)> emit) {
+  return Eval(op, env, input, nullptr, [&](const Value& v, const PathNode*) { return emit(v); });
+}
+
+Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const PathNode* path,
+                       Emit emit) {
+  if (CheckBounds() == Flow::kError) return Flow::kError;
+  switch (op.kind) {
+    case OpKind::kIdentity:
+      return emit(input, path);
+
+    case OpKind::kConstant:
+      return EmitComputed(input, path, Value::Borrowed(op.constant), emit);
+
+    case OpKind::kRecurseAll: {
+      // `..`: the input, then recursively every member, depth first.
+      Flow flow = emit(input, path);
+      if (flow != Flow::kContinue) return flow;
+      const Json& value = *input;
+      if (path != nullptr && path->kind == PathNode::Kind::kInvalid && value.is_structured() &&
+          !value.empty()) {
+        return Fail("invalid path on iterating against: " + TypePreview(value));
+      }
+      if (value.is_array()) {
+        for (size_t i = 0; i < value.size(); ++i) {
+          Json key(static_cast<int64_t>(i));
+          PathNode node{path, PathNode::Kind::kKey, &key};
+          flow = Eval(op, env, input.Member(value[i]), path ? &node : nullptr, emit);
+          if (flow != Flow::kContinue) return flow;
+        }
+      } else if (value.is_object()) {
+        for (auto it = value.begin(); it != value.end(); ++it) {
+          Json key(it.key());
+          PathNode node{path, PathNode::Kind::kKey, &key};
+          flow = Eval(op, env, input.Member(*it), path ? &node : nullptr, emit);
+          if (flow != Flow::kContinue) return flow;
+        }
+      }
+      return Flow::kContinue;
+    }
+
+    case OpKind::kIndex: {
+      ConsumerErrors consumer;
+      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+        Flow keys = EvalValue(*op.child(1), env, input, [&](const Value& key) -> Flow {
+          const Json& t = *target;
+          const Json& k = *key;
+          if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
+            return Fail("invalid path against: " + TypePreview(t));
+          }
+          PathNode node{p, PathNode::Kind::kKey, &k};
+          const PathNode* next = p ? &node : nullptr;
+          if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() ||
+                              (k.is_object() && k.contains("start") && k.contains("end")))) {
+            return consumer.Pass(emit(Value(), next));
+          }
+          if (k.is_string() && t.is_object()) {
+            auto it = t.find(k.get_ref<const std::string&>());
+            return consumer.Pass(emit(it == t.end() ? Value() : target.Member(*it), next));
+          }
+          if (k.is_number() && t.is_array()) {
+            int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
+            bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
+            return consumer.Pass(emit(inside ? target.Member(t[i]) : Value(), next));
+          }
+          if (k.is_number() && t.is_string()) {
+            const std::string& s = t.get_ref<const std::string&>();
+            int64_t length = CharacterCount(s);
+            int64_t i = ClampIndex(ToInt(k), -1, length);
+            if (i < 0 || i >= length) return consumer.Pass(emit(Value(), next));
+            size_t from = CharacterOffset(s, i);
+            size_t to = CharacterOffset(s, i + 1);
+            return consumer.Pass(emit(Value::Owned(Json(s.substr(from, to - from))), next));
+          }
+          if (k.is_array() && t.is_array()) {
+            Json indices = Json::array();
+            if (!k.empty() && k.size() <= t.size()) {
+              for (size_t i = 0; i + k.size() <= t.size(); ++i) {
+                bool match = true;
+                for (size_t j = 0; j < k.size() && match; ++j) match = Equal(t[i + j], k[j]);
+                if (match) indices.push_back(static_cast<int64_t>(i));
+              }
+            }
+            return consumer.Pass(emit(Value::Owned(std::move(indices)), next));
+          }
+          if (k.is_object() && k.contains("start") && k.contains("end") &&
+              (t.is_array() || t.is_string())) {
+            // `.[{"start": s, "end": e}]` is a slice (how paths record one).
+            auto out = SliceOf(t, k["start"], k["end"]);
+            if (!out.ok()) return Fail(out.status());
+            if (!Charge(ApproximateBytes(*out))) return Flow::kError;
+            return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
+          }
+          return Fail(IndexError(t, k));
+        });
+        return StepResult(*this, op.optional, consumer, keys);
+      });
+      return flow;
+    }
+
+    case OpKind::kSlice: {
+      ConsumerErrors consumer;
+      return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+        auto slice = [&](const Json& from, const Json& to) -> Flow {
+          const Json& t = *target;
+          if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
+            return Fail("invalid path against: " + TypePreview(t));
+          }
+          Json key = {{"start", from}, {"end", to}};
+          PathNode node{p, PathNode::Kind::kKey, &key};
+          const PathNode* next = p ? &node : nullptr;
+          auto out = SliceOf(t, from, to);
+          if (!out.ok()) return Fail(out.status());
+          if (out->is_null()) return consumer.Pass(emit(Value(), next));
+          if (!Charge(ApproximateBytes(*out))) return Flow::kError;
+          return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
+        };
+        Flow flow;
+        if (op.child(1) == nullptr && op.child(2) == nullptr) {
+          flow = slice(Json(nullptr), Json(nullptr));
+        } else if (op.child(1) == nullptr) {
+          flow = EvalValue(*op.child(2), env, input,
+                           [&](const Value& to) { return slice(Json(nullptr), *to); });
+        } else if (op.child(2) == nullptr) {
+          flow = EvalValue(*op.child(1), env, input,
+                           [&](const Value& from) { return slice(*from, Json(nullptr)); });
+        } else {
+          // gojq evaluates the end first, then the start for each end.
+          flow = EvalValue(*op.child(2), env, input, [&](const Value& to) {
+            return EvalValue(*op.child(1), env, input,
+                             [&](const Value& from) { return slice(*from, *to); });
+          });
+        }
+        return StepResult(*this, op.optional, consumer, flow);
+      });
+    }
+
+    case OpKind::kIterate: {
+      ConsumerErrors consumer;
+      return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+        const Json& t = *target;
+        Flow flow = Flow::kContinue;
+        if (!t.is_structured()) {
+          flow = Fail("cannot iterate over: " + TypePreview(t));
+        } else if (p != nullptr && p->kind == PathNode::Kind::kInvalid && !t.empty()) {
+          flow = Fail("invalid path on iterating against: " + TypePreview(t));
+        } else if (t.is_array()) {
+          for (size_t i = 0; i < t.size() && flow == Flow::kContinue; ++i) {
+            Json key(static_cast<int64_t>(i));
+            PathNode node{p, PathNode::Kind::kKey, &key};
+            flow = consumer.Pass(emit(target.Member(t[i]), p ? &node : nullptr));
+          }
+        } else {
+          for (auto it = t.begin(); it != t.end() && flow == Flow::kContinue; ++it) {
+            Json key(it.key());
+            PathNode node{p, PathNode::Kind::kKey, &key};
+            flow = consumer.Pass(emit(target.Member(*it), p ? &node : nullptr));
+          }
+        }
+        return StepResult(*this, op.optional, consumer, flow);
+      });
+    }
+
+    case OpKind::kTemplate: {
+      // Interpolations vary last-first, as in gojq: "\(1,2)\(3,4)" is
+      // "13", "23", "14", "24".
+      std::vector<std::string> pieces(op.children.size());
+      std::function<Flow(int)> fill = [&](int i) -> Flow {
+        if (i < 0) {
+          size_t size = 0;
+          for (const auto& piece : pieces) size += piece.size();
+          if (!Charge(size)) return Flow::kError;
+          std::string text;
+          text.reserve(size);
+          for (const auto& piece : pieces) text += piece;
+          return EmitComputed(input, path, Value::Owned(Json(std::move(text))), emit);
+        }
+        const Op& part = *op.children[i];
+        if (part.kind == OpKind::kConstant) {
+          pieces[i] = part.constant.get<std::string>();
+          return fill(i - 1);
+        }
+        return EvalValue(part, env, input, [&](const Value& v) -> Flow {
+          auto text = ApplyFormat(op.text.empty() ? "@text" : op.text, *v);
+          if (!text.ok()) return Fail(text.status());
+          pieces[i] = *std::move(text);
+          return fill(i - 1);
+        });
+      };
+      return fill(static_cast<int>(op.children.size()) - 1);
+    }
+
+    case OpKind::kFormat: {
+      auto text = ApplyFormat(op.text, *input);
+      if (!text.ok()) return Fail(text.status());
+      return EmitComputed(input, path, Value::Owned(Json(*std::move(text))), emit);
+    }
+
+    case OpKind::kArray: {
+      Json array = Json::array();
+      if (op.child(0) != nullptr) {
+        Flow flow = EvalValue(*op.child(0), env, input, [&](const Value& v) -> Flow {
+          if (!Charge(ApproximateBytes(*v))) return Flow::kError;
+          array.push_back(*v);
+          return Flow::kContinue;
+        });
+        if (flow != Flow::kContinue) return flow;
+      }
+      return EmitComputed(input, path, Value::Owned(std::move(array)), emit);
+    }
+
+    case OpKind::kObject: {
+      // Entries vary last-first; a later duplicate key wins.
+      size_t entries = op.children.size() / 2;
+      std::vector<std::pair<Value, Value>> chosen(entries);
+      std::function<Flow(size_t)> fill = [&](size_t e) -> Flow {
+        if (e == entries) {
+          Json object = Json::object();
+          for (auto& [key, value] : chosen) {
+            if (!Charge(ApproximateBytes(*key) + ApproximateBytes(*value))) return Flow::kError;
+            object[key->get<std::string>()] = *value;
+          }
+          return EmitComputed(input, path, Value::Owned(std::move(object)), emit);
+        }
+        return EvalValue(*op.children[2 * e], env, input, [&](const Value& key) -> Flow {
+          if (!key->is_string()) {
+            return Fail("expected a string for object key but got: " + TypePreview(*key));
+          }
+          chosen[e].first = key;
+          const Op* value = op.child(2 * e + 1);
+          if (value == nullptr) {  // {"\(k)"}: the input's member named k
+            if (!input->is_null() && !input->is_object()) {
+              return Fail("expected an object but got: " + TypePreview(*input));
+            }
+            auto it = input->is_object() ? input->find(key->get<std::string>()) : input->end();
+            chosen[e].second =
+                input->is_object() && it != input->end() ? input.Member(*it) : Value();
+            return fill(e + 1);
+          }
+          return EvalValue(*value, env, input, [&](const Value& v) {
+            chosen[e].second = v;
+            return fill(e + 1);
+          });
+        });
+      };
+      return fill(0);
+    }
+
+    case OpKind::kVariable:
+      return EmitComputed(input, path, Walk(env, op.depth)->value, emit);
+
+    case OpKind::kCallParameter: {
+      const Frame* frame = Walk(env, op.depth);
+      return Eval(*frame->closure, frame->closure_env, input, path, emit);
+    }
+
+    case OpKind::kCallNative:
+      return op.native(*this, op, env, input, path, emit);
+
+    case OpKind::kCallDefined: {
+      const FunctionDefinition& function = *op.function;
+      const Frame* definition = Walk(env, op.depth);
+      size_t params = function.value_params.size();
+      size_t frames = params;
+      for (bool value : function.value_params) frames += value;
+      absl::InlinedVector<Frame, 4> bound(frames);
+      // Closure frames first; `$param` values are bound one parameter at a
+      // time, the first parameter varying slowest.
+      size_t f = 0;
+      std::vector<size_t> value_frames;
+      for (size_t i = 0; i < params; ++i) {
+        bound[f].parent = f == 0 ? definition : &bound[f - 1];
+        bound[f].closure = op.children[i].get();
+        bound[f].closure_env = env;
+        ++f;
+        if (function.value_params[i]) {
+          bound[f].parent = &bound[f - 1];
+          value_frames.push_back(f);
+          ++f;
+        }
+      }
+      const Frame* body_env = frames == 0 ? definition : &bound[frames - 1];
+      if (value_frames.empty()) return Eval(*function.body, body_env, input, path, emit);
+      std::function<Flow(size_t)> bind = [&](size_t v) -> Flow {
+        if (v == value_frames.size()) return Eval(*function.body, body_env, input, path, emit);
+        Frame& frame = bound[value_frames[v]];
+        const Frame* closure = frame.parent;
+        return EvalValue(*closure->closure, closure->closure_env, input, [&](const Value& value) {
+          frame.value = value;
+          return bind(v + 1);
+        });
+      };
+      return bind(0);
+    }
+
+    case OpKind::kNegate:
+      return EvalValue(*op.child(0), env, input, [&](const Value& v) -> Flow {
+        auto negated = Negate(*v);
+        if (!negated.ok()) return Fail(negated.status());
+        return EmitComputed(input, path, Value::Owned(*std::move(negated)), emit);
+      });
+
+    case OpKind::kPipe:
+      return Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+        return Eval(*op.child(1), env, v, p, emit);
+      });
+
+    case OpKind::kComma: {
+      Flow flow = Eval(*op.child(0), env, input, path, emit);
+      if (flow != Flow::kContinue) return flow;
+      return Eval(*op.child(1), env, input, path, emit);
+    }
+
+    case OpKind::kAlternative: {
+      // The truthy outputs of the left side, or, when there are none, the
+      // right side's. Errors on the left are not caught (as in gojq).
+      bool found = false;
+      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+        if (!Truthy(*v)) return Flow::kContinue;
+        found = true;
+        return emit(v, p);
+      });
+      if (flow != Flow::kContinue || found) return flow;
+      return Eval(*op.child(1), env, input, path, emit);
+    }
+
+    case OpKind::kAnd:
+    case OpKind::kOr: {
+      bool is_and = op.kind == OpKind::kAnd;
+      return EvalValue(*op.child(0), env, input, [&](const Value& l) -> Flow {
+        bool left = Truthy(*l);
+        if (is_and ? !left : left) return EmitComputed(input, path, Value::Bool(!is_and), emit);
+        return EvalValue(*op.child(1), env, input, [&](const Value& r) {
+          return EmitComputed(input, path, Value::Bool(Truthy(*r)), emit);
+        });
+      });
+    }
+
+    case OpKind::kBinary:
+      // gojq evaluates the right operand first, then the left for each.
+      return EvalValue(*op.child(1), env, input, [&](const Value& r) {
+        return EvalValue(*op.child(0), env, input, [&](const Value& l) -> Flow {
+          absl::StatusOr<Json> result;
+          switch (op.binary) {
+            case NodeKind::kEqual:
+              return EmitComputed(input, path, Value::Bool(Equal(*l, *r)), emit);
+            case NodeKind::kNotEqual:
+              return EmitComputed(input, path, Value::Bool(!Equal(*l, *r)), emit);
+            case NodeKind::kLess:
+              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) < 0), emit);
+            case NodeKind::kLessEqual:
+              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) <= 0), emit);
+            case NodeKind::kGreater:
+              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) > 0), emit);
+            case NodeKind::kGreaterEqual:
+              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) >= 0), emit);
+            case NodeKind::kAdd:
+              // null + x and x + null are x itself: no copy.
+              if (l->is_null()) return EmitComputed(input, path, r, emit);
+              if (r->is_null()) return EmitComputed(input, path, l, emit);
+              result = Add(*l, *r);
+              break;
+            case NodeKind::kSubtract:
+              result = Subtract(*l, *r);
+              break;
+            case NodeKind::kMultiply:
+              result = Multiply(*l, *r, max_string_bytes());
+              break;
+            case NodeKind::kDivide:
+              result = Divide(*l, *r);
+              break;
+            case NodeKind::kModulo:
+              result = Modulo(*l, *r);
+              break;
+            default:
+              return Fail("unsupported operator");
+          }
+          if (!result.ok()) return Fail(result.status());
+          if (!Charge(ApproximateBytes(*result))) return Flow::kError;
+          return EmitComputed(input, path, Value::Owned(*std::move(result)), emit);
+        });
+      });
+
+    case OpKind::kIf:
+      return EvalValue(*op.child(0), env, input, [&](const Value& condition) {
+        const Op* branch = Truthy(*condition) ? op.child(1) : op.child(2);
+        if (branch == nullptr) return emit(input, path);
+        return Eval(*branch, env, input, path, emit);
+      });
+
+    case OpKind::kTry: {
+      ConsumerErrors consumer;
+      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+        return consumer.Pass(emit(v, p));
+      });
+      if (flow != Flow::kError || consumer.raised() || error_is_bound()) return flow;
+      Value caught = error_value_;
+      ClearError();
+      if (op.child(1) == nullptr) return Flow::kContinue;
+      return Eval(*op.child(1), env, caught, path ? &kInvalid : nullptr, emit);
+    }
+
+    case OpKind::kLabel: {
+      Frame label;
+      label.parent = env;
+      Flow flow = Eval(*op.child(0), &label, input, path, emit);
+      if (flow == Flow::kBreak && break_target_ == &label) return Flow::kContinue;
+      return flow;
+    }
+
+    case OpKind::kBreak:
+      return BreakTo(Walk(env, op.depth));
+
+    case OpKind::kDefine: {
+      Frame definition;
+      definition.parent = env;
+      return Eval(*op.child(0), &definition, input, path, emit);
+    }
+
+    case OpKind::kBind:
+    case OpKind::kReduce:
+    case OpKind::kForeach:
+      return EvalBinding(op, env, input, path, emit);
+    case OpKind::kUpdate:
+      return EvalUpdate(op, env, input, path, emit);
+  }
+  return Fail("unknown operation");
+}
+
+}  // namespace wm::expressions::native

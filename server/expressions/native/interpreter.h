@@ -1,0 +1,149 @@
+#ifndef WM_SERVER_EXPRESSIONS_NATIVE_INTERPRETER_H_
+#define WM_SERVER_EXPRESSIONS_NATIVE_INTERPRETER_H_
+
+// Runs a compiled program (program.h) over one input.
+//
+// Evaluation is by continuation: Eval(op, env, input, path, emit) calls
+// `emit` for each output in order, and each output's consumer runs inside
+// that call. So a generator's state lives in its C++ frame, backtracking
+// is returning, and an environment (the Frame chain) and the paths being
+// tracked are linked lists of stack objects: nothing is allocated for
+// bindings, closures or paths. An output's consumer answers kContinue for
+// more; kBreak and kError unwind to the label or the `try` that wants them.
+//
+// Path tracking (`path(f)`, assignments, `paths`, `del`): when `path` is
+// non-null, each output comes with its path from the root of the tracking
+// expression. Steps (.a, .[i], .[], .., slices, getpath) extend it; other
+// operations keep it when their output is the input itself (gojq's
+// "path intact" rule: the same container, or an equal scalar) and
+// otherwise mark it invalid, which the next step or the end of `path()`
+// reports as gojq does ("invalid path against: ...").
+//
+// Bounds (EvalBounds), all checked inside the evaluator so that no program
+// can crash, hang or exhaust the process: a step budget with the wall
+// clock read every 1024 steps; a stack bound measured in bytes of the
+// evaluating thread's stack (recursion in the program is recursion here);
+// a bound on the bytes of values built (strings, arrays, objects), charged
+// as they are built and never refunded, so it bounds the total work of
+// building as well as peak memory.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "server/common/json.h"
+#include "server/expressions/native/program.h"
+#include "server/expressions/native/value.h"
+
+namespace wm::expressions::native {
+
+struct EvalBounds {
+  absl::Time deadline = absl::InfiniteFuture();
+  // Bytes of this thread's stack the evaluation may use. Threads that run
+  // evaluations have at least the default 8 MiB stack.
+  size_t max_stack_bytes = 1 << 20;
+  // Bytes of values built during the evaluation.
+  size_t max_built_bytes = 256 << 20;
+};
+
+// One binding of the environment (program.h says which construct pushes
+// which). Frames live on the C++ stack of the construct that binds them.
+struct Frame {
+  const Frame* parent = nullptr;
+  Value value;                         // `$name` bindings
+  const Op* closure = nullptr;         // filter parameters: the argument...
+  const Frame* closure_env = nullptr;  // ...and the caller's environment
+};
+
+// One step of a tracked path, linked to the steps before it.
+struct PathNode {
+  enum class Kind : uint8_t { kRoot, kInvalid, kKey };
+  const PathNode* parent = nullptr;
+  Kind kind = Kind::kRoot;
+  const Json* key = nullptr;  // kKey: a string, a number or a slice object
+};
+
+using Emit = absl::FunctionRef<Flow(const Value&, const PathNode*)>;
+
+class Interpreter {
+ public:
+  explicit Interpreter(const EvalBounds& bounds);
+
+  // Runs `op` over `input`; the outcome of the last emit or the first
+  // error or unhandled break.
+  Flow Run(const Op& op, const Frame* env, const Value& input, Emit emit);
+
+  // For operations and natives.
+  Flow Eval(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
+  // Evaluates without tracking paths (conditions, arguments, keys).
+  Flow EvalValue(const Op& op, const Frame* env, const Value& input,
+                 absl::FunctionRef<Flow(const Value&)> emit);
+  // Emits `output` of a non-path operation whose input was `input`:
+  // keeps `path` when the output is the input itself (see above).
+  Flow EmitComputed(const Value& input, const PathNode* path, Value output, Emit emit);
+
+  // Raise an error: a message (gojq's internal errors) or a value
+  // (`error(v)`). Return kError.
+  Flow Fail(std::string message);
+  Flow Fail(const absl::Status& status) { return Fail(std::string(status.message())); }
+  Flow FailWithValue(Value value);
+  // Charges `bytes` of built values; kError past the bound.
+  bool Charge(size_t bytes);
+  // Counts one step against the budget and checks the stack bound; every
+  // Eval does, and so must a native loop that emits without evaluating.
+  Flow CheckBounds();
+  size_t max_string_bytes() const;
+
+  // The pending error: its value (a message string for internal errors)
+  // and whether it came from `error(v)`.
+  const Value& error_value() const { return error_value_; }
+  bool error_is_value() const { return error_is_value_; }
+  // gojq's text of the pending error.
+  std::string ErrorMessage() const;
+  // Whether the pending error is a bound (budget, stack, memory): those are
+  // not catchable by `try`, so a program cannot loop past its bounds.
+  bool error_is_bound() const { return error_is_bound_; }
+  void ClearError();
+
+  // The frame a pending kBreak unwinds to.
+  const Frame* break_target() const { return break_target_; }
+  Flow BreakTo(const Frame* target) {
+    break_target_ = target;
+    return Flow::kBreak;
+  }
+
+  // The path of a tracked output as a jq array; null for an invalid one.
+  static Json PathArray(const PathNode* path);
+
+ private:
+  Flow FailBound(std::string message);
+  // `as`, `reduce`, `foreach` (interpreter_bindings.cc).
+  Flow EvalBinding(const Op& op, const Frame* env, const Value& input, const PathNode* path,
+                   Emit emit);
+  // Binds `value` to `pattern`'s slots (which `slots` points at), then
+  // calls `body` once per way the pattern's keys can be chosen.
+  Flow Destructure(const Pattern& pattern, const Value& value, Frame* slots, const Frame* slot_env,
+                   absl::FunctionRef<Flow()> body);
+  // `=`, `|=`, `+=` ... (interpreter_update.cc).
+  Flow EvalUpdate(const Op& op, const Frame* env, const Value& input, const PathNode* path,
+                  Emit emit);
+
+  EvalBounds bounds_;
+  const char* stack_base_ = nullptr;
+  uint32_t steps_ = 0;
+  size_t built_bytes_ = 0;
+  Value error_value_;
+  bool error_is_value_ = false;
+  bool error_is_bound_ = false;
+  const Frame* break_target_ = nullptr;
+};
+
+// The invalid-path marker (PathNode::Kind::kInvalid) and the empty path.
+const PathNode* InvalidPath();
+const PathNode* RootPath();
+
+}  // namespace wm::expressions::native
+
+#endif  // WM_SERVER_EXPRESSIONS_NATIVE_INTERPRETER_H_

@@ -1,0 +1,116 @@
+// The assignment operators, as gojq defines them:
+//   lhs = rhs     for each rhs output $v: every path of lhs set to $v;
+//   lhs |= f      every path of lhs set to f's first output on its value,
+//                 or deleted when f has none;
+//   lhs op= rhs   for each rhs output $v: lhs |= . op $v (`//=` too).
+// Paths are those of lhs on the input; the input is copied once per
+// result and changed in place.
+
+#include <vector>
+
+#include "server/expressions/native/interpreter.h"
+#include "server/expressions/native/json_text.h"
+#include "server/expressions/native/operators.h"
+#include "server/expressions/native/paths.h"
+#include "server/expressions/native/value_size.h"
+
+namespace wm::expressions::native {
+namespace {
+
+// Arrays grow by at most this many elements through one index: a path may
+// not turn `.[1e9] = 1` into a gigabyte of nulls.
+constexpr int64_t kMaxArrayIndex = 1 << 20;
+
+}  // namespace
+
+Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
+                             const PathNode* path, Emit emit) {
+  std::vector<Json> paths;
+  Flow flow = Eval(*op.child(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
+    Json array = PathArray(p);
+    if (array.is_null()) return Fail("invalid path against: " + TypePreview(*v));
+    paths.push_back(std::move(array));
+    return Flow::kContinue;
+  });
+  if (flow != Flow::kContinue) return flow;
+  if (!Charge(ApproximateBytes(*input))) return Flow::kError;
+
+  auto modify = [&](absl::FunctionRef<Flow(const Value&, Json&, bool&)> update) -> Flow {
+    Json state = *input;
+    Json deletions = Json::array();
+    for (const Json& p : paths) {
+      auto current = GetPath(state, p);
+      if (!current.ok()) return Fail(current.status());
+      Json replacement;
+      bool present = false;
+      Flow f = update(Value::Owned(*std::move(current)), replacement, present);
+      if (f != Flow::kContinue) return f;
+      if (!present) {
+        deletions.push_back(p);
+        continue;
+      }
+      if (auto status = SetPath(state, p, std::move(replacement), kMaxArrayIndex); !status.ok()) {
+        return Fail(status);
+      }
+    }
+    if (!deletions.empty()) {
+      if (auto status = DeletePaths(state, deletions); !status.ok()) return Fail(status);
+    }
+    return EmitComputed(input, path, Value::Owned(std::move(state)), emit);
+  };
+
+  if (op.binary == NodeKind::kUpdate) {
+    return modify([&](const Value& current, Json& out, bool& present) {
+      // The first output of the update, as gojq's label/break does.
+      Frame stop;
+      Flow f = EvalValue(*op.child(1), env, current, [&](const Value& v) {
+        out = *v;
+        present = true;
+        return BreakTo(&stop);
+      });
+      if (f == Flow::kBreak && break_target() == &stop) return Flow::kContinue;
+      return f;
+    });
+  }
+
+  return EvalValue(*op.child(1), env, input, [&](const Value& operand) -> Flow {
+    if (op.binary == NodeKind::kAssign) {
+      return modify([&](const Value&, Json& out, bool& present) {
+        out = *operand;
+        present = true;
+        return Flow::kContinue;
+      });
+    }
+    return modify([&](const Value& current, Json& out, bool& present) -> Flow {
+      absl::StatusOr<Json> result;
+      switch (op.binary) {
+        case NodeKind::kUpdateAdd:
+          result = Add(*current, *operand);
+          break;
+        case NodeKind::kUpdateSub:
+          result = Subtract(*current, *operand);
+          break;
+        case NodeKind::kUpdateMul:
+          result = Multiply(*current, *operand, max_string_bytes());
+          break;
+        case NodeKind::kUpdateDiv:
+          result = Divide(*current, *operand);
+          break;
+        case NodeKind::kUpdateMod:
+          result = Modulo(*current, *operand);
+          break;
+        case NodeKind::kUpdateAlt:
+          result = Truthy(*current) ? *current : *operand;
+          break;
+        default:
+          return Fail("unsupported assignment");
+      }
+      if (!result.ok()) return Fail(result.status());
+      out = *std::move(result);
+      present = true;
+      return Flow::kContinue;
+    });
+  });
+}
+
+}  // namespace wm::expressions::native

@@ -1,0 +1,50 @@
+#ifndef WM_SERVER_EXPRESSIONS_NATIVE_OPERATORS_H_
+#define WM_SERVER_EXPRESSIONS_NATIVE_OPERATORS_H_
+
+// jq's value operators with gojq's semantics and error texts
+// (operator.go, compare.go): ordering, equality, arithmetic, indexing.
+//
+// Numbers: gojq computes on Go ints and float64 and turns an int overflow
+// into a big integer. Upstream converts every input to float64 first, so
+// for upstream's inputs the overflow case is float arithmetic; we hold
+// int64 and double and fall back to double on overflow, which matches
+// upstream for its inputs and differs only for big integer literals
+// (docs/divergences.md). A double result that is integral and fits int64
+// is stored as an integer (JSON has one number type; gojq prints 3.0 as
+// "3" too), except -0, which gojq prints as "-0".
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/common/json.h"
+
+namespace wm::expressions::native {
+
+// -1, 0 or 1: jq's total order (null < false < true < numbers < strings <
+// arrays < objects; arrays by element then length; objects by sorted key
+// list, then values in key order; NaN below every number).
+int Compare(const Json& a, const Json& b);
+inline bool Equal(const Json& a, const Json& b) { return Compare(a, b) == 0; }
+
+// jq truthiness: everything but null and false.
+inline bool Truthy(const Json& v) { return !(v.is_null() || (v.is_boolean() && !v.get<bool>())); }
+
+// A number as Json, integral doubles as integers (see above).
+Json MakeNumber(double value);
+// The number as a double. REQUIRES: value.is_number().
+double ToDouble(const Json& value);
+// gojq's toInt: doubles truncate toward zero and saturate.
+int64_t ToInt(const Json& value);
+
+// Binary operators; errors are gojq's messages ("cannot add: number (1)
+// and string ("a")"). `max_string_bytes` bounds `string * n`.
+absl::StatusOr<Json> Add(const Json& l, const Json& r);
+absl::StatusOr<Json> Subtract(const Json& l, const Json& r);
+absl::StatusOr<Json> Multiply(const Json& l, const Json& r, size_t max_string_bytes);
+absl::StatusOr<Json> Divide(const Json& l, const Json& r);
+absl::StatusOr<Json> Modulo(const Json& l, const Json& r);
+absl::StatusOr<Json> Negate(const Json& v);
+
+}  // namespace wm::expressions::native
+
+#endif  // WM_SERVER_EXPRESSIONS_NATIVE_OPERATORS_H_

@@ -1,0 +1,122 @@
+#ifndef WM_SERVER_EXPRESSIONS_NATIVE_PROGRAM_H_
+#define WM_SERVER_EXPRESSIONS_NATIVE_PROGRAM_H_
+
+// The compiled form of a jq program: a tree of operations with every name
+// resolved (compiler.h builds it from the syntax tree, interpreter.h runs
+// it). Immutable once built, so one tree serves any number of threads.
+//
+// Names resolve lexically at compile time to a distance: how many frames
+// up the runtime environment (interpreter.h's Frame chain) the binding
+// sits. Each binding construct pushes exactly the frames its scope entry
+// promised: `as` one per pattern variable, `def` one, a call one per
+// filter parameter plus one per `$param`, `label` one. Builtins written in
+// C++ resolve to a function pointer; those written in jq (prelude.h) are
+// ordinary definitions in a scope every program starts from.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "server/common/json.h"
+#include "server/expressions/native/ast.h"
+
+namespace wm::expressions::native {
+
+class Interpreter;
+struct Frame;
+struct Op;
+struct PathNode;
+class Value;
+
+// What a generator tells its producer after each output, and how an
+// evaluation ends: keep going; stop because a `break` (or an internal
+// early stop such as limit's) unwinds to a label; or fail with the error
+// held by the interpreter.
+enum class Flow : uint8_t { kContinue, kBreak, kError };
+
+// A function implemented in C++. `call` is the calling operation (its
+// children are the arguments, evaluated in `env`); `path` is non-null when
+// the caller tracks paths (interpreter.h).
+using NativeFunction = Flow (*)(Interpreter& interpreter, const Op& call, const Frame* env,
+                                const Value& input, const PathNode* path,
+                                absl::FunctionRef<Flow(const Value&, const PathNode*)> emit);
+
+enum class OpKind : uint8_t {
+  kIdentity,       // .
+  kRecurseAll,     // ..
+  kIndex,          // [target, key]
+  kSlice,          // [target, from?, to?]
+  kIterate,        // [target]
+  kConstant,       // constant
+  kTemplate,       // text: format ("" for none); [part...]: kConstant strings and expressions
+  kFormat,         // text: "@base64" applied to `.`
+  kArray,          // [query?]
+  kObject,         // [key, value?, key, value?...] in pairs; value null means shorthand
+  kVariable,       // depth
+  kCallDefined,    // function, depth (to its definition's frame); [argument...]
+  kCallParameter,  // depth (to the closure's frame)
+  kCallNative,     // native; [argument...]
+  kNegate,         // [operand]
+  kPipe,           // [left, right]
+  kComma,          // [left, right]
+  kAlternative,    // [left, right]
+  kAnd,
+  kOr,
+  kBinary,   // binary: the operator; [left, right]
+  kUpdate,   // binary: kAssign, kUpdate or an arithmetic kind; [path, value]
+  kBind,     // patterns, slots; [source, body]
+  kReduce,   // patterns[0], slots; [source, init, update]
+  kForeach,  // patterns[0], slots; [source, init, update, extract?]
+  kIf,       // [condition, then, else?]
+  kTry,      // [body, handler?]
+  kLabel,    // [body]
+  kBreak,    // depth (to the label's frame)
+  kDefine,   // function (owned); [rest]
+};
+
+// A destructuring pattern. Variables are numbered slots of the binding
+// construct (all patterns of `?//` alternatives share one numbering).
+struct Pattern {
+  enum class Kind : uint8_t { kVariable, kArray, kObject };
+  struct Entry {
+    std::unique_ptr<Op> key;         // evaluated against the input of the binding
+    int key_slot = -1;               // `$name` keys bind the value to this slot
+    std::unique_ptr<Pattern> value;  // may be null for `{$name}`
+  };
+  Kind kind = Kind::kVariable;
+  int slot = -1;
+  std::vector<Pattern> elements;
+  std::vector<Entry> entries;
+};
+
+struct FunctionDefinition {
+  std::string name;
+  // Per parameter: whether it is a `$value` parameter (it then also binds
+  // a value frame after its closure frame).
+  std::vector<bool> value_params;
+  std::unique_ptr<Op> body;
+};
+
+struct Op {
+  OpKind kind = OpKind::kIdentity;
+  NodeKind binary = NodeKind::kAdd;  // kBinary, kUpdate
+  bool optional = false;             // kIndex, kSlice, kIterate: a `?` step
+  int depth = 0;
+  int slots = 0;  // kBind, kReduce, kForeach: variables bound
+  Span span;
+  std::string text;
+  Json constant;
+  const FunctionDefinition* function = nullptr;
+  std::unique_ptr<FunctionDefinition> owned_function;
+  NativeFunction native = nullptr;
+  const char* native_name = nullptr;
+  std::vector<Pattern> patterns;
+  std::vector<std::unique_ptr<Op>> children;
+
+  const Op* child(size_t i) const { return i < children.size() ? children[i].get() : nullptr; }
+};
+
+}  // namespace wm::expressions::native
+
+#endif  // WM_SERVER_EXPRESSIONS_NATIVE_PROGRAM_H_

@@ -1,0 +1,87 @@
+#ifndef WM_SERVER_EXPRESSIONS_NATIVE_VALUE_H_
+#define WM_SERVER_EXPRESSIONS_NATIVE_VALUE_H_
+
+// A jq value during evaluation: a read-only view of a Json that either
+// belongs to someone who outlives the evaluation (the loaded input, a
+// literal of the program) or is shared by the values that point into it.
+//
+// Why: an evaluation mostly walks into its input (`.spec.replicas`,
+// `.status.conditions[]`) and compares what it finds. Borrowing makes those
+// steps free of copies and allocations; only values the program computes
+// (sums, arrays it builds, strings it joins) are allocated, once, and every
+// value taken out of them (`[.a, .b][0]`) shares the allocation.
+
+#include <memory>
+#include <utility>
+
+#include "server/common/json.h"
+
+namespace wm::expressions::native {
+
+class Value {
+ public:
+  // null.
+  Value() : json_(&NullJson()) {}
+
+  // A view of `json`. REQUIRES: `json` outlives every copy of the value.
+  static Value Borrowed(const Json& json) { return Value(&json, nullptr); }
+
+  // A value that owns `json` (shared by its copies and its members).
+  static Value Owned(Json json) {
+    auto owner = std::make_shared<const Json>(std::move(json));
+    const Json* pointer = owner.get();
+    return Value(pointer, std::move(owner));
+  }
+
+  static Value Bool(bool b) { return Borrowed(b ? TrueJson() : FalseJson()); }
+  static Value Null() { return Value(); }
+
+  // A view of `member`, a part of this value (an element, a field), that
+  // keeps this value's allocation alive. REQUIRES: `member` is inside *this.
+  Value Member(const Json& member) const { return Value(&member, owner_); }
+
+  const Json& json() const { return *json_; }
+  const Json& operator*() const { return *json_; }
+  const Json* operator->() const { return json_; }
+
+  // Whether this value is the only holder of an allocation it owns, so a
+  // caller holding the last copy may move the Json out instead of copying.
+  bool Unique() const {
+    return owner_ != nullptr && owner_.use_count() == 1 && owner_.get() == json_;
+  }
+
+  // The Json, moved out when this is the last owner, copied otherwise.
+  Json Take() && {
+    if (Unique()) {
+      Json out = std::move(const_cast<Json&>(*json_));
+      owner_.reset();
+      json_ = &NullJson();
+      return out;
+    }
+    return *json_;
+  }
+
+ private:
+  Value(const Json* json, std::shared_ptr<const Json> owner)
+      : json_(json), owner_(std::move(owner)) {}
+
+  static const Json& NullJson() {
+    static const Json* const kNull = new Json(nullptr);
+    return *kNull;
+  }
+  static const Json& TrueJson() {
+    static const Json* const kTrue = new Json(true);
+    return *kTrue;
+  }
+  static const Json& FalseJson() {
+    static const Json* const kFalse = new Json(false);
+    return *kFalse;
+  }
+
+  const Json* json_;
+  std::shared_ptr<const Json> owner_;
+};
+
+}  // namespace wm::expressions::native
+
+#endif  // WM_SERVER_EXPRESSIONS_NATIVE_VALUE_H_

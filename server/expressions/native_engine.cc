@@ -1,0 +1,166 @@
+#include "server/expressions/native_engine.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "server/expressions/native/compiler.h"
+#include "server/expressions/native/interpreter.h"
+#include "server/expressions/native/parser.h"
+#include "server/expressions/native/value_size.h"
+
+namespace wm::expressions {
+namespace {
+
+using native::Flow;
+using native::Interpreter;
+using native::Op;
+using native::PathNode;
+using native::Value;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr size_t kStackScale = 4;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr size_t kStackScale = 4;
+#else
+constexpr size_t kStackScale = 1;
+#endif
+#else
+constexpr size_t kStackScale = 1;
+#endif
+
+class NativeProgram : public Program {
+ public:
+  NativeProgram(std::vector<std::string> sources, std::vector<std::unique_ptr<const Op>> ops)
+      : sources_(std::move(sources)), ops_(std::move(ops)) {}
+  size_t size() const override { return sources_.size(); }
+  const std::string& source(size_t index) const override { return sources_[index]; }
+  const Op& op(size_t index) const { return *ops_[index]; }
+
+ private:
+  std::vector<std::string> sources_;
+  std::vector<std::unique_ptr<const Op>> ops_;
+};
+
+class NativeSession : public Session {
+ public:
+  NativeSession(const native::Prelude& prelude, const NativeEngineOptions& options)
+      : prelude_(prelude), options_(options) {}
+
+  // The document is borrowed: callers keep it alive while they evaluate
+  // (resolution loads objects it holds for the whole Run).
+  InputId Load(const Json& input) override {
+    inputs_.push_back(&input);
+    return static_cast<InputId>(inputs_.size() - 1);
+  }
+
+  absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index,
+                                             InputId input) override {
+    if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
+      return absl::InvalidArgumentError("unknown input");
+    }
+    if (index >= program.size()) return absl::InvalidArgumentError("unknown expression");
+    const auto* compiled = dynamic_cast<const NativeProgram*>(&program);
+    if (compiled == nullptr) {
+      return absl::InvalidArgumentError("the program was not compiled by the native engine");
+    }
+    const EvalLimits& limits = options_.limits;
+    native::EvalBounds bounds;
+    bounds.deadline = absl::Now() + limits.budget;
+    bounds.max_built_bytes = options_.max_built_bytes;
+    bounds.max_stack_bytes = options_.max_stack_bytes * kStackScale;
+    Interpreter interpreter(bounds);
+    std::vector<Json> outputs;
+    size_t output_bytes = 0;
+    absl::Status limit;
+    Flow flow = interpreter.Run(
+        compiled->op(index), prelude_.env(), Value::Borrowed(*inputs_[input]),
+        [&](const Value& v, const PathNode*) {
+          if (outputs.size() >= static_cast<size_t>(limits.max_outputs)) {
+            limit = absl::InvalidArgumentError(
+                absl::StrCat("query results exceed the allowed number ", limits.max_outputs + 1));
+            return Flow::kError;
+          }
+          output_bytes += native::ApproximateBytes(*v);
+          if (output_bytes > limits.max_output_bytes) {
+            limit = absl::InvalidArgumentError(absl::StrCat(
+                "query results exceed the allowed size of ", limits.max_output_bytes, " bytes"));
+            return Flow::kError;
+          }
+          outputs.push_back(*v);
+          return Flow::kContinue;
+        });
+    if (!limit.ok()) return limit;
+    if (flow == Flow::kBreak) return absl::InvalidArgumentError("break outside its label");
+    if (flow == Flow::kError) {
+      std::string message = interpreter.ErrorMessage();
+      if (!interpreter.error_is_bound()) return absl::InvalidArgumentError(message);
+      if (absl::StrContains(message, "time budget")) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "expression exceeded its evaluation budget of ", absl::FormatDuration(limits.budget)));
+      }
+      return absl::ResourceExhaustedError(message);
+    }
+    return outputs;
+  }
+
+ private:
+  const native::Prelude& prelude_;
+  const NativeEngineOptions& options_;
+  std::vector<const Json*> inputs_;
+};
+
+class NativeEngine : public Engine {
+ public:
+  NativeEngine(std::unique_ptr<const native::Prelude> prelude, NativeEngineOptions options)
+      : prelude_(std::move(prelude)), options_(options) {}
+
+  absl::StatusOr<std::shared_ptr<const Program>> Compile(
+      const std::vector<std::string>& sources, std::vector<CompileError>* errors) override {
+    std::vector<std::unique_ptr<const Op>> ops;
+    std::vector<CompileError> found;
+    for (size_t i = 0; i < sources.size(); ++i) {
+      auto tree = native::Parse(sources[i]);
+      absl::StatusOr<std::unique_ptr<const Op>> op =
+          tree.ok() ? native::Compile(**tree, *prelude_) : tree.status();
+      if (!op.ok()) {
+        found.push_back({i, std::string(op.status().message())});
+        ops.push_back(nullptr);
+        continue;
+      }
+      ops.push_back(*std::move(op));
+    }
+    if (!found.empty()) {
+      absl::Status status = absl::InvalidArgumentError(
+          absl::StrCat(found.size(), " expression(s) do not compile: ", found[0].message));
+      if (errors != nullptr) *errors = std::move(found);
+      return status;
+    }
+    return std::make_shared<const NativeProgram>(sources, std::move(ops));
+  }
+
+  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) override {
+    NativeSession session(*prelude_, options_);
+    return fn(session);
+  }
+
+  const EvalLimits& limits() const override { return options_.limits; }
+
+ private:
+  std::unique_ptr<const native::Prelude> prelude_;
+  NativeEngineOptions options_;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Engine>> NewNativeEngine(const NativeEngineOptions& options) {
+  auto prelude = native::Prelude::Build();
+  if (!prelude.ok()) return prelude.status();
+  return std::make_unique<NativeEngine>(*std::move(prelude), options);
+}
+
+}  // namespace wm::expressions
