@@ -2,85 +2,35 @@
 // ../shared/conformance is present, parses with the native parser
 // (server/expressions/native) and survives a print/parse round trip. The
 // expressions are taken exactly as CompileDefinition hands them to an
-// engine (with its `path(...)` and `== value` wrappings), through an engine
-// that only records them.
+// engine (testing::ExpressionsOfDefinitionsIn).
 
 #include <cstdlib>
 #include <filesystem>
-#include <memory>
 #include <string>
-#include <vector>
 
-#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "server/definitions/compiled_definition.h"
-#include "server/definitions/parse.h"
-#include "server/expressions/engine.h"
+#include "server/definitions/testing/definition_expressions.h"
 #include "server/expressions/native/parser.h"
 #include "server/expressions/native/test_support.h"
 
 namespace wm::definitions {
 namespace {
 
-class RecordedProgram : public expressions::Program {
- public:
-  explicit RecordedProgram(std::vector<std::string> sources) : sources_(std::move(sources)) {}
-  size_t size() const override { return sources_.size(); }
-  const std::string& source(size_t index) const override { return sources_[index]; }
-
- private:
-  std::vector<std::string> sources_;
-};
-
-// Compiles by remembering the sources; evaluates nothing.
-class RecordingEngine : public expressions::Engine {
- public:
-  absl::StatusOr<std::shared_ptr<const expressions::Program>> Compile(
-      const std::vector<std::string>& sources, std::vector<CompileError>*) override {
-    return std::make_shared<const RecordedProgram>(sources);
-  }
-  absl::Status Run(absl::FunctionRef<absl::Status(expressions::Session&)>) override {
-    return absl::UnimplementedError("the recording engine evaluates nothing");
-  }
-  const expressions::EvalLimits& limits() const override { return limits_; }
-
- private:
-  expressions::EvalLimits limits_;
-};
-
 // Parses every expression of every definition in the *.yaml files of
-// `dir` (not below it: catalog/ keeps test cases and schemas in
-// subdirectories); returns how many there were.
+// `dir`; returns how many there were.
 size_t ExpectEveryExpressionParses(const std::string& dir) {
-  std::vector<ParsedDefinition> definitions;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    if (entry.path().extension() != ".yaml") continue;
-    auto parsed = LoadDefinitionFiles(entry.path().string(), Origin::kCatalog);
-    EXPECT_TRUE(parsed.ok()) << parsed.status();
-    if (!parsed.ok()) continue;
-    for (ParsedDefinition& p : *parsed) definitions.push_back(std::move(p));
-  }
-  EXPECT_FALSE(definitions.empty()) << dir;
-  RecordingEngine engine;
+  auto definitions = testing::ExpressionsOfDefinitionsIn(dir);
+  EXPECT_TRUE(definitions.ok()) << definitions.status();
+  if (!definitions.ok()) return 0;
+  EXPECT_FALSE(definitions->empty()) << dir;
   size_t count = 0;
-  for (const ParsedDefinition& p : definitions) {
-    if (!p.definition) {
-      ADD_FAILURE() << p.source << " does not parse as a definition";
-      continue;
-    }
-    auto compiled = CompileDefinition(*p.definition, engine);
-    if (!compiled.ok()) {
-      ADD_FAILURE() << p.source << ": " << compiled.status();
-      continue;
-    }
-    const expressions::Program& program = *(*compiled)->program;
-    for (size_t i = 0; i < program.size(); ++i) {
-      absl::StatusOr<expressions::native::NodePtr> tree =
-          expressions::native::Parse(program.source(i));
-      EXPECT_TRUE(tree.ok()) << p.source << " " << (*compiled)->field_paths[i] << ": "
-                             << tree.status() << "\n"
-                             << program.source(i);
-      if (tree.ok()) expressions::native::testing::ExpectRoundTrip(program.source(i));
+  for (const testing::DefinitionExpressions& d : *definitions) {
+    for (size_t i = 0; i < d.sources.size(); ++i) {
+      absl::StatusOr<expressions::native::NodePtr> tree = expressions::native::Parse(d.sources[i]);
+      EXPECT_TRUE(tree.ok()) << d.file << " " << d.field_paths[i] << ": " << tree.status() << "\n"
+                             << d.sources[i];
+      if (tree.ok()) expressions::native::testing::ExpectRoundTrip(d.sources[i]);
       ++count;
     }
   }
