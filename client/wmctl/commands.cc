@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <set>
 
@@ -18,13 +16,14 @@
 #include "client/wmctl/config.h"
 #include "client/wmctl/definitions_view.h"
 #include "client/wmctl/describe_view.h"
+#include "client/wmctl/engine_factory.h"
+#include "client/wmctl/errors.h"
 #include "client/wmctl/flags.h"
+#include "client/wmctl/input.h"
 #include "client/wmctl/live_client.h"
 #include "client/wmctl/live_view.h"
-#include "server/common/json_reader.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
-#include "server/expressions/jq_engine.h"
 #include "server/resolution/resolver.h"
 
 namespace wm::wmctl {
@@ -106,28 +105,6 @@ found, 4 no definition covers the type.
 // Completion asks the daemon with a short deadline: a TAB must not hang.
 constexpr absl::Duration kCompletionDeadline = absl::Seconds(2);
 
-absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-// The objects of a manifest. A JSON one is read by the daemon's reader for
-// inline objects, so `describe -f` and ResolveWorkload agree on every
-// number and bound; anything else is YAML (with the same bounds). A text
-// that opens with '{' but is not JSON may be a YAML flow mapping; when YAML
-// cannot read it either, the JSON error is the one that explains it.
-absl::StatusOr<std::vector<Json>> ReadManifests(absl::string_view text) {
-  absl::string_view start = absl::StripLeadingAsciiWhitespace(text);
-  if (start.empty() || start.front() != '{') return ParseYamlDocuments(text);
-  auto object = ParseJson(text);
-  if (object.ok()) return std::vector<Json>{*std::move(object)};
-  auto yaml = ParseYamlDocuments(text);
-  if (yaml.ok()) return yaml;
-  return object.status();
-}
-
 int OriginRank(absl::string_view origin) {
   return origin == "cluster" ? 2 : origin == "file" ? 1 : 0;
 }
@@ -189,15 +166,9 @@ class Wmctl {
   }
 
  private:
-  int Usage(const std::string& message) {
-    err_ << "error: " << message << "\nRun 'wmctl help' for usage.\n";
-    return 2;
-  }
+  int Usage(const std::string& message) { return UsageError(err_, message); }
 
-  int Fail(int code, const std::string& message) {
-    err_ << "error: " << message << "\n";
-    return code;
-  }
+  int Fail(int code, const std::string& message) { return wmctl::Fail(err_, code, message); }
 
   // definitions and validate work in-process with --offline, --definitions
   // or --no-catalog.
@@ -336,7 +307,7 @@ class Wmctl {
 
   absl::StatusOr<expressions::Engine*> Engine() {
     if (!engine_) {
-      auto engine = expressions::NewJqEngine({.workers = 1});
+      auto engine = MakeEngine(kDefaultEngine);
       if (!engine.ok()) return engine.status();
       engine_ = *std::move(engine);
     }
@@ -592,7 +563,7 @@ class Wmctl {
     if (!args_.positional.empty()) return Usage("describe -f takes no TYPE or NAME");
     auto text = ReadInput(args_.Last("--filename"), in_);
     if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ReadManifests(*text);
+    auto docs = ReadDocuments(*text);
     if (!docs.ok()) return Fail(2, std::string(docs.status().message()));
     if (docs->empty()) return Fail(2, "the file holds no object");
     for (const Json& d : *docs) {
