@@ -18,6 +18,7 @@
 #include "client/wmctl/describe_view.h"
 #include "client/wmctl/engine_factory.h"
 #include "client/wmctl/errors.h"
+#include "client/wmctl/eval_command.h"
 #include "client/wmctl/flags.h"
 #include "client/wmctl/input.h"
 #include "client/wmctl/live_client.h"
@@ -40,6 +41,8 @@ Usage:
   wmctl gang POD [flags]                show a pod's pod group
   wmctl definitions [NAME] [flags]      list the definitions in force
   wmctl validate FILE|- [flags]         check a definition file
+  wmctl eval EXPR [-f FILE|-] [flags]   evaluate a jq expression as the
+                                        daemon does
   wmctl completion bash|zsh|fish        print a shell completion script
   wmctl version
 
@@ -76,6 +79,19 @@ definitions flags:
                           only definitions of this root kind (--kind needs
                           --group, --version needs --kind)
   --component-limit N     children listed after the root (default 3, 0 = all)
+
+eval flags:
+  -f, --filename FILE     the input: a JSON or YAML document (- reads
+                          stdin); each document of a multi-document YAML in
+                          turn. Without -f the input is null.
+  -r, --raw-output        print string outputs without quotes
+  --engine NAME           libjq (default) or native (not in this build yet)
+  eval prints each output as one line of compact JSON. EXPR gets the
+  daemon's checks (at most 16 KiB, no assignments, del, range, paths,
+  recurse, walk, repeat, .., env, input, debug, ...) and bounds (999
+  outputs, 4 MiB of outputs, 2 s, 256 MiB of memory); an evaluation gives
+  all its outputs or its first error. Put -- before an EXPR that starts
+  with -.
 
 Offline flags (definitions, validate, describe -f):
   --offline               use the built-in catalog instead of the daemon
@@ -162,6 +178,7 @@ class Wmctl {
     if (command == "describe") return args_.Has("--filename") ? Describe() : LiveDescribe();
     if (command == "definitions") return Offline() ? OfflineDefinitions() : Definitions();
     if (command == "validate") return Validate();
+    if (command == "eval") return RunEval(args_, in_, out_, err_);
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
 
@@ -925,6 +942,8 @@ class Wmctl {
         values.erase("");
         return {values.begin(), values.end()};
       }
+      case FlagValue::kEngine:
+        return {EngineNames().begin(), EngineNames().end()};
       default:
         return {};
     }
