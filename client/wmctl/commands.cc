@@ -23,6 +23,7 @@
 #include "client/wmctl/input.h"
 #include "client/wmctl/live_client.h"
 #include "client/wmctl/live_view.h"
+#include "client/wmctl/validate_command.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/resolution/resolver.h"
@@ -123,10 +124,6 @@ constexpr absl::Duration kCompletionDeadline = absl::Seconds(2);
 
 int OriginRank(absl::string_view origin) {
   return origin == "cluster" ? 2 : origin == "file" ? 1 : 0;
-}
-
-std::string FindingText(const v1::Finding& f) {
-  return f.path().empty() ? f.message() : absl::StrCat(f.path(), ": ", f.message());
 }
 
 // The settings that are not per command: where the daemon is and how to
@@ -758,12 +755,11 @@ class Wmctl {
   // ---- validate -----------------------------------------------------------------
 
   // One document's findings: from the daemon, or in-process with --offline.
-  absl::StatusOr<std::vector<v1::Finding>> Findings(const Json& doc, const std::string& source,
+  absl::StatusOr<std::vector<v1::Finding>> Findings(const DefinitionDocument& document,
                                                     int& exit_code) {
-    std::vector<v1::Finding> out;
     if (!Offline()) {
       v1::ValidateDefinitionRequest request;
-      request.set_definition_yaml(doc.dump());
+      request.set_definition_yaml(document.object.dump());
       v1::ValidateDefinitionResponse response;
       grpc::Status status = client_->ValidateDefinition(request, &response);
       if (!status.ok()) {
@@ -771,82 +767,29 @@ class Wmctl {
         return absl::UnavailableError(
             ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
       }
-      out.assign(response.findings().begin(), response.findings().end());
-      return out;
+      return std::vector<v1::Finding>(response.findings().begin(), response.findings().end());
     }
     auto engine = Engine();
     if (!engine.ok()) {
       exit_code = 1;
       return engine.status();
     }
-    auto parsed = definitions::ParseDefinition(doc, definitions::Origin::kFile, source);
-    std::vector<Finding> findings = parsed.findings;
-    if (parsed.definition) {
-      std::vector<Finding> compile_findings;
-      (void)definitions::CompileDefinition(*parsed.definition, **engine, &compile_findings);
-      findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
-    }
-    for (const Finding& f : findings) {
-      v1::Finding& finding = out.emplace_back();
-      finding.set_severity(f.is_error() ? "error" : "warning");
-      finding.set_path(f.path);
-      finding.set_message(f.message);
-    }
-    return out;
-  }
-
-  // spec.structureDefinition.rootComponent.kind as written, or null.
-  static const Json* RootKind(const Json& doc) {
-    const Json* node = &doc;
-    for (const char* key : {"spec", "structureDefinition", "rootComponent", "kind"}) {
-      if (!node->is_object() || !node->contains(key)) return nullptr;
-      node = &node->at(key);
-    }
-    return node->is_object() ? node : nullptr;
+    return OfflineFindings(document, **engine);
   }
 
   int Validate() {
     if (args_.positional.size() != 1) return Usage("validate takes one FILE or -");
-    const std::string& path = args_.positional[0];
-    auto text = ReadInput(path, in_);
-    if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ParseYamlDocuments(*text);
-    std::string name = path == "-" ? "stdin" : path;
-    if (!docs.ok()) return Fail(2, absl::StrCat(name, ": ", docs.status().message()));
-    if (docs->empty()) return Fail(2, absl::StrCat(name, ": no document"));
+    auto documents = ReadDefinitionDocuments(args_.positional[0], in_);
+    if (!documents.ok()) return Fail(2, std::string(documents.status().message()));
     if (!Offline()) {
       if (int code = Connect()) return code;
     }
-    int exit_code = 0;
-    for (size_t i = 0; i < docs->size(); ++i) {
-      const Json& doc = (*docs)[i];
-      std::string source = docs->size() > 1 ? absl::StrCat(name, "#", i + 1) : name;
-      int call_code = 0;
-      auto findings = Findings(doc, source, call_code);
-      if (!findings.ok()) return Fail(call_code, std::string(findings.status().message()));
-      int errors = 0;
-      for (const auto& f : *findings) errors += f.severity() == "error";
-      if (errors == 0) {
-        std::string gvk;
-        if (const Json* kind = RootKind(doc)) {
-          std::string group = kind->value("group", "");
-          gvk = absl::StrCat(group.empty() ? "" : group + "/", kind->value("version", ""),
-                             ", Kind=", kind->value("kind", ""));
-        }
-        out_ << "OK: " << source << " is a valid Karta definition (GVK: " << gvk << ")\n";
-      } else {
-        out_ << "INVALID: " << source << "\n";
-        for (const auto& f : *findings) {
-          if (f.severity() == "error") out_ << "  " << FindingText(f) << "\n";
-        }
-        err_ << "error: " << errors << " finding(s) in " << source << "\n";
-        exit_code = 1;
-      }
-      for (const auto& f : *findings) {
-        if (f.severity() != "error") err_ << "warning: " << FindingText(f) << "\n";
-      }
-    }
-    return exit_code;
+    return PrintVerdicts(
+        *documents,
+        [&](const DefinitionDocument& document, int& exit_code) {
+          return Findings(document, exit_code);
+        },
+        out_, err_);
   }
 
   // ---- completion -----------------------------------------------------------------
