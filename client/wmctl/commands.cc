@@ -2,8 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <optional>
 #include <set>
 
@@ -18,13 +16,16 @@
 #include "client/wmctl/config.h"
 #include "client/wmctl/definitions_view.h"
 #include "client/wmctl/describe_view.h"
+#include "client/wmctl/engine_factory.h"
+#include "client/wmctl/errors.h"
+#include "client/wmctl/eval_command.h"
 #include "client/wmctl/flags.h"
+#include "client/wmctl/input.h"
 #include "client/wmctl/live_client.h"
 #include "client/wmctl/live_view.h"
-#include "server/common/json_reader.h"
+#include "client/wmctl/validate_command.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
-#include "server/expressions/jq_engine.h"
 #include "server/resolution/resolver.h"
 
 namespace wm::wmctl {
@@ -41,6 +42,8 @@ Usage:
   wmctl gang POD [flags]                show a pod's pod group
   wmctl definitions [NAME] [flags]      list the definitions in force
   wmctl validate FILE|- [flags]         check a definition file
+  wmctl eval EXPR [-f FILE|-] [flags]   evaluate a jq expression as the
+                                        daemon does
   wmctl completion bash|zsh|fish        print a shell completion script
   wmctl version
 
@@ -78,6 +81,19 @@ definitions flags:
                           --group, --version needs --kind)
   --component-limit N     children listed after the root (default 3, 0 = all)
 
+eval flags:
+  -f, --filename FILE     the input: a JSON or YAML document (- reads
+                          stdin); each document of a multi-document YAML in
+                          turn. Without -f the input is null.
+  -r, --raw-output        print string outputs without quotes
+  --engine NAME           libjq (default) or native (not in this build yet)
+  eval prints each output as one line of compact JSON. EXPR gets the
+  daemon's checks (at most 16 KiB, no assignments, del, range, paths,
+  recurse, walk, repeat, .., env, input, debug, ...) and bounds (999
+  outputs, 4 MiB of outputs, 2 s, 256 MiB of memory); an evaluation gives
+  all its outputs or its first error. Put -- before an EXPR that starts
+  with -.
+
 Offline flags (definitions, validate, describe -f):
   --offline               use the built-in catalog instead of the daemon
   --definitions PATH      add definitions from a file or directory
@@ -106,34 +122,8 @@ found, 4 no definition covers the type.
 // Completion asks the daemon with a short deadline: a TAB must not hang.
 constexpr absl::Duration kCompletionDeadline = absl::Seconds(2);
 
-absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in) {
-  if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return std::string(std::istreambuf_iterator<char>(file), {});
-}
-
-// The objects of a manifest. A JSON one is read by the daemon's reader for
-// inline objects, so `describe -f` and ResolveWorkload agree on every
-// number and bound; anything else is YAML (with the same bounds). A text
-// that opens with '{' but is not JSON may be a YAML flow mapping; when YAML
-// cannot read it either, the JSON error is the one that explains it.
-absl::StatusOr<std::vector<Json>> ReadManifests(absl::string_view text) {
-  absl::string_view start = absl::StripLeadingAsciiWhitespace(text);
-  if (start.empty() || start.front() != '{') return ParseYamlDocuments(text);
-  auto object = ParseJson(text);
-  if (object.ok()) return std::vector<Json>{*std::move(object)};
-  auto yaml = ParseYamlDocuments(text);
-  if (yaml.ok()) return yaml;
-  return object.status();
-}
-
 int OriginRank(absl::string_view origin) {
   return origin == "cluster" ? 2 : origin == "file" ? 1 : 0;
-}
-
-std::string FindingText(const v1::Finding& f) {
-  return f.path().empty() ? f.message() : absl::StrCat(f.path(), ": ", f.message());
 }
 
 // The settings that are not per command: where the daemon is and how to
@@ -185,19 +175,14 @@ class Wmctl {
     if (command == "describe") return args_.Has("--filename") ? Describe() : LiveDescribe();
     if (command == "definitions") return Offline() ? OfflineDefinitions() : Definitions();
     if (command == "validate") return Validate();
+    if (command == "eval") return RunEval(args_, in_, out_, err_);
     return Usage(absl::StrCat("unknown command \"", command, "\""));
   }
 
  private:
-  int Usage(const std::string& message) {
-    err_ << "error: " << message << "\nRun 'wmctl help' for usage.\n";
-    return 2;
-  }
+  int Usage(const std::string& message) { return UsageError(err_, message); }
 
-  int Fail(int code, const std::string& message) {
-    err_ << "error: " << message << "\n";
-    return code;
-  }
+  int Fail(int code, const std::string& message) { return wmctl::Fail(err_, code, message); }
 
   // definitions and validate work in-process with --offline, --definitions
   // or --no-catalog.
@@ -336,7 +321,7 @@ class Wmctl {
 
   absl::StatusOr<expressions::Engine*> Engine() {
     if (!engine_) {
-      auto engine = expressions::NewJqEngine({.workers = 1});
+      auto engine = MakeEngine(kDefaultEngine);
       if (!engine.ok()) return engine.status();
       engine_ = *std::move(engine);
     }
@@ -592,7 +577,7 @@ class Wmctl {
     if (!args_.positional.empty()) return Usage("describe -f takes no TYPE or NAME");
     auto text = ReadInput(args_.Last("--filename"), in_);
     if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ReadManifests(*text);
+    auto docs = ReadDocuments(*text);
     if (!docs.ok()) return Fail(2, std::string(docs.status().message()));
     if (docs->empty()) return Fail(2, "the file holds no object");
     for (const Json& d : *docs) {
@@ -770,12 +755,11 @@ class Wmctl {
   // ---- validate -----------------------------------------------------------------
 
   // One document's findings: from the daemon, or in-process with --offline.
-  absl::StatusOr<std::vector<v1::Finding>> Findings(const Json& doc, const std::string& source,
+  absl::StatusOr<std::vector<v1::Finding>> Findings(const DefinitionDocument& document,
                                                     int& exit_code) {
-    std::vector<v1::Finding> out;
     if (!Offline()) {
       v1::ValidateDefinitionRequest request;
-      request.set_definition_yaml(doc.dump());
+      request.set_definition_yaml(document.object.dump());
       v1::ValidateDefinitionResponse response;
       grpc::Status status = client_->ValidateDefinition(request, &response);
       if (!status.ok()) {
@@ -783,82 +767,29 @@ class Wmctl {
         return absl::UnavailableError(
             ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
       }
-      out.assign(response.findings().begin(), response.findings().end());
-      return out;
+      return std::vector<v1::Finding>(response.findings().begin(), response.findings().end());
     }
     auto engine = Engine();
     if (!engine.ok()) {
       exit_code = 1;
       return engine.status();
     }
-    auto parsed = definitions::ParseDefinition(doc, definitions::Origin::kFile, source);
-    std::vector<Finding> findings = parsed.findings;
-    if (parsed.definition) {
-      std::vector<Finding> compile_findings;
-      (void)definitions::CompileDefinition(*parsed.definition, **engine, &compile_findings);
-      findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
-    }
-    for (const Finding& f : findings) {
-      v1::Finding& finding = out.emplace_back();
-      finding.set_severity(f.is_error() ? "error" : "warning");
-      finding.set_path(f.path);
-      finding.set_message(f.message);
-    }
-    return out;
-  }
-
-  // spec.structureDefinition.rootComponent.kind as written, or null.
-  static const Json* RootKind(const Json& doc) {
-    const Json* node = &doc;
-    for (const char* key : {"spec", "structureDefinition", "rootComponent", "kind"}) {
-      if (!node->is_object() || !node->contains(key)) return nullptr;
-      node = &node->at(key);
-    }
-    return node->is_object() ? node : nullptr;
+    return OfflineFindings(document, **engine);
   }
 
   int Validate() {
     if (args_.positional.size() != 1) return Usage("validate takes one FILE or -");
-    const std::string& path = args_.positional[0];
-    auto text = ReadInput(path, in_);
-    if (!text.ok()) return Fail(2, std::string(text.status().message()));
-    auto docs = ParseYamlDocuments(*text);
-    std::string name = path == "-" ? "stdin" : path;
-    if (!docs.ok()) return Fail(2, absl::StrCat(name, ": ", docs.status().message()));
-    if (docs->empty()) return Fail(2, absl::StrCat(name, ": no document"));
+    auto documents = ReadDefinitionDocuments(args_.positional[0], in_);
+    if (!documents.ok()) return Fail(2, std::string(documents.status().message()));
     if (!Offline()) {
       if (int code = Connect()) return code;
     }
-    int exit_code = 0;
-    for (size_t i = 0; i < docs->size(); ++i) {
-      const Json& doc = (*docs)[i];
-      std::string source = docs->size() > 1 ? absl::StrCat(name, "#", i + 1) : name;
-      int call_code = 0;
-      auto findings = Findings(doc, source, call_code);
-      if (!findings.ok()) return Fail(call_code, std::string(findings.status().message()));
-      int errors = 0;
-      for (const auto& f : *findings) errors += f.severity() == "error";
-      if (errors == 0) {
-        std::string gvk;
-        if (const Json* kind = RootKind(doc)) {
-          std::string group = kind->value("group", "");
-          gvk = absl::StrCat(group.empty() ? "" : group + "/", kind->value("version", ""),
-                             ", Kind=", kind->value("kind", ""));
-        }
-        out_ << "OK: " << source << " is a valid Karta definition (GVK: " << gvk << ")\n";
-      } else {
-        out_ << "INVALID: " << source << "\n";
-        for (const auto& f : *findings) {
-          if (f.severity() == "error") out_ << "  " << FindingText(f) << "\n";
-        }
-        err_ << "error: " << errors << " finding(s) in " << source << "\n";
-        exit_code = 1;
-      }
-      for (const auto& f : *findings) {
-        if (f.severity() != "error") err_ << "warning: " << FindingText(f) << "\n";
-      }
-    }
-    return exit_code;
+    return PrintVerdicts(
+        *documents,
+        [&](const DefinitionDocument& document, int& exit_code) {
+          return Findings(document, exit_code);
+        },
+        out_, err_);
   }
 
   // ---- completion -----------------------------------------------------------------
@@ -954,6 +885,8 @@ class Wmctl {
         values.erase("");
         return {values.begin(), values.end()};
       }
+      case FlagValue::kEngine:
+        return {EngineNames().begin(), EngineNames().end()};
       default:
         return {};
     }

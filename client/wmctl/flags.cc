@@ -46,6 +46,8 @@ const std::vector<FlagSpec>& AllFlags() {
       {"--group", "", FlagValue::kText},
       {"--kind", "", FlagValue::kText},
       {"--version", "", FlagValue::kText},
+      {"--raw-output", "-r", FlagValue::kNone},
+      {"--engine", "", FlagValue::kEngine},
       {"--help", "-h", FlagValue::kNone},
   };
   return *flags;
@@ -79,6 +81,7 @@ const std::vector<CommandSpec>& AllCommands() {
             true),
        {"table", "json", "yaml"}},
       {"validate", With({"--offline"}, true), {}},
+      {"eval", With({"--filename", "--raw-output", "--engine"}, false), {}},
       {"completion", {}, {}},
       {"version", {}, {}},
       {"help", {}, {}},

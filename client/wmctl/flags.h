@@ -19,6 +19,7 @@ enum class FlagValue {
   kNamespace,  // completed from the daemon's workloads
   kCluster,    // likewise
   kPhase,      // status names, comma-separated
+  kEngine,     // a jq engine name (EngineNames)
 };
 
 struct FlagSpec {

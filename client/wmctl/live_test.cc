@@ -291,7 +291,12 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
               ElementsAre("example-com-trainer-v1"));
   // Static ones.
   EXPECT_THAT(complete({""}), ElementsAre("get", "describe", "gang", "definitions", "validate",
-                                          "completion", "version", "help"));
+                                          "eval", "completion", "version", "help"));
+  EXPECT_THAT(complete({"eval", "--"}),
+              ElementsAre("--config", "--filename", "--raw-output", "--engine", "--help"));
+  EXPECT_THAT(complete({"eval", "--engine", ""}), ElementsAre("libjq", "native"));
+  EXPECT_THAT(complete({"eval", "--engine=n"}), ElementsAre("--engine=native"));
+  EXPECT_THAT(complete({"eval", ".a", ""}), IsEmpty());
   EXPECT_THAT(complete({"de"}), ElementsAre("describe", "definitions"));
   EXPECT_THAT(complete({"describe", "-o", ""}), ElementsAre("table", "json", "yaml"));
   EXPECT_THAT(complete({"get", "-o", "w"}), ElementsAre("wide"));
@@ -306,6 +311,7 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
   for (const auto& words :
        std::vector<std::vector<std::string>>{{"__complete", "validate", ""},
                                              {"__complete", "describe", "-f", "x"},
+                                             {"__complete", "eval", ".", "-f", ""},
                                              {"__complete", "get", "--config", ""},
                                              {"__complete", "definitions", "--definitions=./"},
                                              {"__complete", "get", "--tls-ca", "/etc/"}}) {

@@ -3,7 +3,8 @@
 # processes serving a snapshot: the generated completion scripts (bash -n;
 # bash's completion function run with COMP_WORDS set, asserting COMPREPLY),
 # then TLS and mutual TLS with openssl-made certificates, from flags and
-# from a config file. Needs no cluster; ctest runs it as wmctl_shell_test.
+# from a config file; eval reading a pipe. Needs no cluster; ctest runs it
+# as wmctl_shell_test.
 #
 #   shell_test.sh BUILD_DIR
 set -euo pipefail
@@ -87,11 +88,23 @@ touch "$work/my-definition.yaml"
 expect_completion "$work/my-definition.yaml" "$w validate $work/my-" "$w" validate "$work/my-"
 expect_completion "$work/my-definition.yaml" "$w describe -f $work/my-d" \
   "$w" describe -f "$work/my-d"
+expect_completion "$work/my-definition.yaml" "$w eval . -f $work/my-d" \
+  "$w" eval . -f "$work/my-d"
+expect_completion "libjq native" "$w eval . --engine " "$w" eval . --engine ""
 # No daemon, no candidates (and no error on the terminal).
 dead=$(free_port)
 got=$(WM_ADDRESS="127.0.0.1:$dead" complete_line "$w get Job" "$w" get Job 2>&1)
 [[ -z $got ]] || fail "completion without a daemon printed: $got"
 echo "ok: bash completion against the daemon"
+
+# --- eval from a pipe ------------------------------------------------------------------
+got=$(printf '{"a": [1, "x"]}' | "$wmctl" eval -r '.a[]' -f -)
+[[ $got == $'1\nx' ]] || fail "wmctl eval -r '.a[]' -f - printed '$got'"
+status=0
+got=$("$wmctl" eval '[range(3)]' 2>&1) || status=$?
+[[ $status == 1 && $got == "error: range function is not allowed" ]] ||
+  fail "wmctl eval '[range(3)]': exit $status, '$got'"
+echo "ok: eval"
 
 # --- TLS and mutual TLS --------------------------------------------------------------
 mkdir -p "$work/pki"

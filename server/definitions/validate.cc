@@ -14,8 +14,6 @@ namespace {
 using S = Finding::Severity;
 using expressions::JqToken;
 
-constexpr size_t kMaxExpressionBytes = 16 * 1024;
-
 const ComponentDefinition& ComponentAt(const Definition& def, size_t index) {
   return index == 0 ? def.root : def.children[index - 1];
 }
@@ -395,26 +393,22 @@ std::vector<Finding> Validate(const Definition& def) {
   }
   // 6. Expressions: blacklist, blocked builtins, size.
   ForEachExpression(def, [&](const std::string& path, const std::string& expression) {
-    if (expression.size() > kMaxExpressionBytes) {
-      out.push_back({S::kError, path,
-                     absl::StrCat("expression is ", expression.size(), " bytes; at most ",
-                                  kMaxExpressionBytes, " are allowed")});
-      return;
-    }
-    if (expression.empty()) {
-      out.push_back({S::kError, path, "empty expression"});
-      return;
-    }
-    auto tokens = expressions::ScanJq(expression);
-    if (!tokens.ok()) {
-      out.push_back({S::kError, path, absl::StrCat("invalid jq: ", tokens.status().message())});
-      return;
-    }
-    for (const std::string& message : expressions::FindForbiddenConstructs(expression)) {
-      out.push_back({S::kError, path, message});
+    for (std::string& message : ExpressionProblems(expression)) {
+      out.push_back({S::kError, path, std::move(message)});
     }
   });
   return out;
+}
+
+std::vector<std::string> ExpressionProblems(absl::string_view expression) {
+  if (expression.size() > kMaxExpressionBytes) {
+    return {absl::StrCat("expression is ", expression.size(), " bytes; at most ",
+                         kMaxExpressionBytes, " are allowed")};
+  }
+  if (expression.empty()) return {"empty expression"};
+  auto tokens = expressions::ScanJq(expression);
+  if (!tokens.ok()) return {absl::StrCat("invalid jq: ", tokens.status().message())};
+  return expressions::FindForbiddenConstructs(expression);
 }
 
 ValidatedDefinition::ValidatedDefinition(Definition def)

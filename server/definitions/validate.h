@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "server/common/openapi_schema.h"
 #include "server/definitions/definition.h"
 
@@ -19,6 +20,18 @@ std::string ComponentPath(size_t index);
 void ForEachExpression(
     const Definition& def,
     const std::function<void(const std::string& path, const std::string& expression)>& fn);
+
+// The most bytes one expression may have (16 KiB).
+inline constexpr size_t kMaxExpressionBytes = 16 * 1024;
+
+// What is wrong with one jq expression on its own, without compiling it:
+// empty, longer than kMaxExpressionBytes, not scannable as jq, or using a
+// construct of the read-only blacklist or a blocked builtin
+// (expressions::FindForbiddenConstructs). One message per problem, in
+// source order, without a field path (Validate puts the field's in front);
+// empty when the expression may be compiled. `wmctl eval` applies it to
+// its EXPR, so authors see the messages the daemon would give.
+std::vector<std::string> ExpressionProblems(absl::string_view expression);
 
 // Semantic validation, without compiling: upstream's validator rules in its
 // order (unique names, which aborts; the root's kind, owner and status; each

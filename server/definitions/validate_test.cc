@@ -227,6 +227,20 @@ TEST_P(ForbiddenExpressionTest, RejectedInEveryTaggedField) {
   }
 }
 
+// ExpressionProblems (what `wmctl eval` checks) says what Validate says in
+// the field.
+TEST_P(ForbiddenExpressionTest, ExpressionProblemsAreValidatesMessages) {
+  const std::string expr = GetParam();
+  Json doc = ParseYamlDocuments(kBase).value()[0];
+  Child(doc)["instanceIdPath"] = expr;
+  std::vector<std::string> in_field;
+  for (const auto& f : Errors(doc)) {
+    if (f.path == kC + ".instanceIdPath") in_field.push_back(f.message);
+  }
+  EXPECT_THAT(in_field, ::testing::Not(IsEmpty())) << expr;
+  EXPECT_EQ(ExpressionProblems(expr), in_field) << expr;
+}
+
 INSTANTIATE_TEST_SUITE_P(Blacklist, ForbiddenExpressionTest,
                          ::testing::Values("del(.a)", "..", ".a = 1", ".a |= 1", ".a += 1",
                                            ".a -= 1", ".a *= 2", ".a /= 2", ".a %= 2", ".a //= 1",
@@ -234,6 +248,16 @@ INSTANTIATE_TEST_SUITE_P(Blacklist, ForbiddenExpressionTest,
                                            "def f: del(.x); f", "env.HOME", "$ENV.HOME", "input",
                                            "[inputs]", "input_filename", "$__loc__", "debug",
                                            "stderr", "halt", "halt_error"));
+
+TEST(ValidateTest, ExpressionProblemsOfSizeAndSyntax) {
+  EXPECT_THAT(ExpressionProblems(".a | .b"), IsEmpty());
+  EXPECT_THAT(ExpressionProblems(""), ElementsAre("empty expression"));
+  EXPECT_THAT(ExpressionProblems(std::string(kMaxExpressionBytes + 1, '.')),
+              ElementsAre("expression is 16385 bytes; at most 16384 are allowed"));
+  EXPECT_THAT(ExpressionProblems("\"\\(.a"), ElementsAre(::testing::StartsWith("invalid jq: ")));
+  EXPECT_THAT(ExpressionProblems("del(.a) | range(3)"),
+              ElementsAre("del function is not allowed", "range function is not allowed"));
+}
 
 TEST(ValidateTest, CompileErrorsNameTheField) {
   auto engine = expressions::NewJqEngine({.workers = 1}).value();
