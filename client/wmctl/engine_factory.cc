@@ -4,6 +4,7 @@
 #include "absl/strings/str_join.h"
 #include "server/common/cpus.h"
 #include "server/expressions/jq_engine.h"
+#include "server/expressions/native_engine.h"
 
 namespace wm::wmctl {
 namespace {
@@ -29,10 +30,7 @@ const std::vector<absl::string_view>& EngineNames() {
 absl::StatusOr<std::unique_ptr<expressions::Engine>> MakeEngine(
     absl::string_view name, const expressions::EvalLimits& limits) {
   if (name == "libjq") return MakeJqEngine(limits);
-  if (name == "native") {
-    return absl::FailedPreconditionError(
-        "the native jq engine is not available in this build (use --engine libjq)");
-  }
+  if (name == "native") return expressions::NewNativeEngine({.limits = limits});
   return absl::InvalidArgumentError(
       absl::StrCat("unknown engine \"", name, "\" (", absl::StrJoin(EngineNames(), ", "), ")"));
 }

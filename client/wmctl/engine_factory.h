@@ -24,8 +24,8 @@ const std::vector<absl::string_view>& EngineNames();
 //    memory limit is the share each worker of a daemon with default flags
 //    gets (--jq-memory-limit 512 MiB divided among its workers, 256 MiB),
 //    so an expression that runs out of memory here does so in the daemon.
-//  - "native": the in-process engine, not available in this build yet
-//    (FailedPrecondition saying so).
+//  - "native": the in-process engine (server/expressions/native_engine.h)
+//    with gojq's semantics and the same limits.
 // InvalidArgument for any other name; FailedPrecondition when the
 // wm-jq-worker binary is not found.
 absl::StatusOr<std::unique_ptr<expressions::Engine>> MakeEngine(

@@ -29,6 +29,7 @@
 #include "server/definitions/testing/definition_expressions.h"
 #include "server/expressions/engine.h"
 #include "server/expressions/jq_engine.h"
+#include "server/expressions/native_engine.h"
 #include "server/expressions/testing/gojq_oracle.h"
 
 namespace wm::definitions {
@@ -56,7 +57,11 @@ struct Difference {
 
 struct Comparison {
   size_t evaluations = 0;
-  std::vector<Difference> differences;
+  std::vector<Difference> differences;  // jq 1.6 vs gojq
+  // The native engine vs gojq: outcomes (outputs, or failing at all), and
+  // error texts when both fail.
+  std::vector<Difference> native_differences;
+  std::vector<Difference> native_message_differences;
 };
 
 std::string SharedDir() {
@@ -172,30 +177,52 @@ absl::StatusOr<JqProgram> CompileWithJq(const std::vector<std::string>& sources,
   return compiled;
 }
 
-// Evaluates every source of `definition` on every input with both engines.
+// Evaluates every source of `definition` on every input with the three
+// engines: libjq, the native one and gojq.
 absl::Status Compare(const DefinitionExpressions& definition, const std::vector<Input>& inputs,
-                     expressions::Engine& jq, GojqOracle& gojq, Comparison& comparison) {
+                     expressions::Engine& jq, expressions::Engine& native, GojqOracle& gojq,
+                     Comparison& comparison) {
   if (inputs.empty()) return absl::OkStatus();
   absl::StatusOr<JqProgram> compiled = CompileWithJq(definition.sources, jq);
   if (!compiled.ok()) return compiled.status();
+  absl::StatusOr<JqProgram> native_compiled = CompileWithJq(definition.sources, native);
+  if (!native_compiled.ok()) return native_compiled.status();
   return jq.Run([&](expressions::Session& session) -> absl::Status {
-    for (const Input& input : inputs) {
-      expressions::Session::InputId id = session.Load(input.document);
-      for (size_t i = 0; i < definition.sources.size(); ++i) {
-        absl::StatusOr<std::vector<Json>> jq_result =
-            compiled->index[i] < 0 ? absl::InvalidArgumentError(compiled->compile_errors[i])
-                                   : session.Evaluate(*compiled->program, compiled->index[i], id);
-        absl::StatusOr<GojqResult> gojq_result =
-            gojq.Evaluate(definition.sources[i], input.document);
-        if (!gojq_result.ok()) return gojq_result.status();
-        ++comparison.evaluations;
-        if (SameResult(jq_result, *gojq_result)) continue;
-        comparison.differences.push_back({definition.name, definition.field_paths[i],
-                                          definition.sources[i], input.label, Summary(jq_result),
-                                          Summary(*gojq_result)});
+    return native.Run([&](expressions::Session& native_session) -> absl::Status {
+      for (const Input& input : inputs) {
+        expressions::Session::InputId id = session.Load(input.document);
+        expressions::Session::InputId native_id = native_session.Load(input.document);
+        for (size_t i = 0; i < definition.sources.size(); ++i) {
+          absl::StatusOr<std::vector<Json>> jq_result =
+              compiled->index[i] < 0 ? absl::InvalidArgumentError(compiled->compile_errors[i])
+                                     : session.Evaluate(*compiled->program, compiled->index[i], id);
+          absl::StatusOr<std::vector<Json>> native_result =
+              native_compiled->index[i] < 0
+                  ? absl::InvalidArgumentError(native_compiled->compile_errors[i])
+                  : native_session.Evaluate(*native_compiled->program, native_compiled->index[i],
+                                            native_id);
+          absl::StatusOr<GojqResult> gojq_result =
+              gojq.Evaluate(definition.sources[i], input.document);
+          if (!gojq_result.ok()) return gojq_result.status();
+          ++comparison.evaluations;
+          Difference difference{definition.name, definition.field_paths[i], definition.sources[i],
+                                input.label,     Summary(jq_result),        Summary(*gojq_result)};
+          if (!SameResult(native_result, *gojq_result)) {
+            Difference d = difference;
+            d.jq = Summary(native_result);
+            comparison.native_differences.push_back(std::move(d));
+          } else if (!native_result.ok() &&
+                     native_result.status().message() != gojq_result->error) {
+            Difference d = difference;
+            d.jq = Summary(native_result);
+            comparison.native_message_differences.push_back(std::move(d));
+          }
+          if (SameResult(jq_result, *gojq_result)) continue;
+          comparison.differences.push_back(std::move(difference));
+        }
       }
-    }
-    return absl::OkStatus();
+      return absl::OkStatus();
+    });
   });
 }
 
@@ -206,7 +233,20 @@ std::string Describe(const Difference& d) {
 
 void Report(const std::string& what, const Comparison& comparison) {
   std::cout << what << ": " << comparison.evaluations << " evaluations, "
-            << comparison.differences.size() << " differences between jq 1.6 and gojq\n";
+            << comparison.differences.size() << " differences between jq 1.6 and gojq, "
+            << comparison.native_differences.size() << " between the native engine and gojq (and "
+            << comparison.native_message_differences.size()
+            << " where both fail with different texts)\n";
+  for (const Difference& d : comparison.native_message_differences) {
+    std::cout << "error text differs: " << Describe(d) << "\n";
+  }
+}
+
+// The native engine must mean exactly what gojq means, on any catalog.
+void ExpectNativeMatchesGojq(const Comparison& comparison) {
+  for (const Difference& d : comparison.native_differences) {
+    ADD_FAILURE() << "native engine vs gojq: " << Describe(d);
+  }
 }
 
 // Starts both engines, or skips (fails in CI) without the oracle.
@@ -225,6 +265,9 @@ class CatalogGojqTest : public ::testing::Test {
     auto jq = expressions::NewJqEngine({.workers = 1});
     ASSERT_TRUE(jq.ok()) << jq.status();
     jq_ = *std::move(jq);
+    auto native = expressions::NewNativeEngine();
+    ASSERT_TRUE(native.ok()) << native.status();
+    native_ = *std::move(native);
   }
 
   // Compares every definition of `dir` on the inputs `inputs_of` gives for
@@ -237,13 +280,14 @@ class CatalogGojqTest : public ::testing::Test {
     if (!definitions.ok()) return comparison;
     for (const DefinitionExpressions& definition : *definitions) {
       absl::Status compared =
-          Compare(definition, inputs_of(definition.name), *jq_, *gojq_, comparison);
+          Compare(definition, inputs_of(definition.name), *jq_, *native_, *gojq_, comparison);
       EXPECT_TRUE(compared.ok()) << definition.file << ": " << compared;
     }
     return comparison;
   }
 
   std::unique_ptr<expressions::Engine> jq_;
+  std::unique_ptr<expressions::Engine> native_;
   std::unique_ptr<GojqOracle> gojq_;
 };
 
@@ -254,6 +298,7 @@ TEST_F(CatalogGojqTest, OurCatalogMeansTheSameToGojqOnItsCases) {
   Report("our catalog on its cases", comparison);
   EXPECT_GT(comparison.evaluations, 10000u);
   for (const Difference& d : comparison.differences) ADD_FAILURE() << Describe(d);
+  ExpectNativeMatchesGojq(comparison);
 }
 
 TEST_F(CatalogGojqTest, OurCatalogMeansTheSameToGojqOnRecordedFrames) {
@@ -269,6 +314,7 @@ TEST_F(CatalogGojqTest, OurCatalogMeansTheSameToGojqOnRecordedFrames) {
   Report("our catalog on the recorded frames", comparison);
   EXPECT_GT(comparison.evaluations, 1000u);
   for (const Difference& d : comparison.differences) ADD_FAILURE() << Describe(d);
+  ExpectNativeMatchesGojq(comparison);
 }
 
 class UpstreamCatalogGojqTest : public CatalogGojqTest,
@@ -297,6 +343,7 @@ TEST_P(UpstreamCatalogGojqTest, DifferencesAreCounted) {
   EXPECT_GT(comparison.evaluations, 1000u);
   for (const Difference& d : comparison.differences)
     std::cout << "differs: " << Describe(d) << "\n";
+  ExpectNativeMatchesGojq(comparison);
 }
 
 INSTANTIATE_TEST_SUITE_P(Conformance, UpstreamCatalogGojqTest,

@@ -980,7 +980,19 @@ Result MatchImpl(const Json& v, const Json& re, const Json& flags, bool test) {
             absl::StrCat(flag_text, " is not a valid modifier string"));
     }
   }
-  RE2 regex(re.get_ref<const std::string&>(), options);
+  // Go's regexp names groups both (?P<name>...) and (?<name>...); RE2 of
+  // this vintage knows only the first. (`(?<=` and `(?<!` are lookbehinds,
+  // which neither supports.)
+  std::string pattern = re.get<std::string>();
+  for (size_t at = pattern.find("(?<"); at != std::string::npos; at = pattern.find("(?<", at + 3)) {
+    bool escaped = false;
+    for (size_t b = at; b > 0 && pattern[b - 1] == '\\'; --b) escaped = !escaped;
+    if (escaped || at + 3 >= pattern.size() || pattern[at + 3] == '=' || pattern[at + 3] == '!') {
+      continue;
+    }
+    pattern.replace(at, 3, "(?P<");
+  }
+  RE2 regex(pattern, options);
   if (!regex.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid regular expression ", Preview(re), ": ", regex.error()));

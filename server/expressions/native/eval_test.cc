@@ -3,6 +3,7 @@
 // catalogs).
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_join.h"
@@ -14,6 +15,10 @@ namespace wm::expressions {
 namespace {
 
 struct Case {
+  friend void PrintTo(const Case& c, std::ostream* out) {
+    *out << c.expression << " on " << c.input;
+  }
+
   const char* expression;
   const char* input;
   // The outputs, one JSON text each, joined by spaces; or, when
@@ -137,6 +142,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"test(\"a.c\")", R"("xabc")", "true"}, Case{"test(\"A\"; \"i\")", R"("a")", "true"},
         Case{"[match(\"a(b)?\"; \"g\") | .offset]", R"("aab")", "[0,1]"},
         Case{"capture(\"(?P<x>[0-9]+)\")", R"("ab12")", R"({"x":"12"})"},
+        Case{"capture(\"-(?<i>[0-9]+)$\")", R"("pod-3")", R"({"i":"3"})"},
+        Case{"path(([])[])", "null", "", "invalid path on iterating against: array ([])"},
         Case{"sub(\"a\"; \"X\")", R"("aba")", R"("Xba")"},
         Case{"gsub(\"a\"; \"X\")", R"("aba")", R"("XbX")"},
         Case{"[splits(\", *\")]", R"("a, b,c")", R"(["a","b","c"])"},
@@ -177,7 +184,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[.[] | ascii]", "[65]", R"(["A"])"}, Case{"implode", "[97,98]", R"("ab")"},
         Case{"explode", R"("ab")", "[97,98]"}, Case{"reverse", "[1,2]", "[2,1]"},
         Case{"IN(1, 2)", "2", "true"}, Case{"[.[] | values]", "[1,null]", "[1]"},
-        Case{"splits(1)", R"("a")", "", "match(1; \"g\") cannot be applied to: string (\"a\")"}));
+        Case{"splits(1)", R"("a")", "", "match(1; \"g\") cannot be applied to: string (\"a\")"}),
+    [](const ::testing::TestParamInfo<Case>& info) { return std::to_string(info.index); });
 
 // Outputs of one evaluation on the engine, or its status.
 absl::StatusOr<std::vector<Json>> Evaluate(Engine& engine, const std::string& expression,
@@ -247,6 +255,56 @@ TEST(NativeEngineTest, OutputsAreBounded) {
   ASSERT_FALSE(outputs.ok());
   EXPECT_EQ(outputs.status().message(), "query results exceed the allowed number 1000");
   EXPECT_TRUE(Evaluate(**engine, "range(999)", Json(nullptr)).ok());
+}
+
+// One engine, one program and one input shared by threads evaluating at
+// once (run under TSan in scripts/test): evaluation shares nothing mutable.
+TEST(NativeEngineTest, ConcurrentEvaluationsAgree) {
+  auto engine = NewNativeEngine();
+  ASSERT_TRUE(engine.ok());
+  std::vector<std::string> sources = {
+      ".spec.replicatedJobs[] | .name",
+      "[.status.conditions[]? | select(.status == \"True\") | .type] | sort",
+      "reduce .spec.replicatedJobs[] as $j (0; . + ($j.replicas // 1))",
+      "path(.spec.replicatedJobs[0].template)",
+      "[.metadata.labels | to_entries[] | \"\\(.key)=\\(.value)\"] | join(\",\")",
+      ".spec.replicatedJobs[0].template |= (.x = 1) | .spec.replicatedJobs[0].template.x",
+      "try error(\"boom\") catch ."};
+  auto program = (*engine)->Compile(sources);
+  ASSERT_TRUE(program.ok()) << program.status();
+  Json input = Json::parse(R"({
+    "metadata": {"labels": {"a": "1", "b": "2"}},
+    "spec": {"replicatedJobs": [{"name": "leader", "replicas": 1, "template": {}},
+                                {"name": "worker", "replicas": 3, "template": {}}]},
+    "status": {"conditions": [{"type": "Ready", "status": "True"},
+                              {"type": "Failed", "status": "False"}]}})");
+  auto evaluate_all = [&](std::vector<std::vector<Json>>& out) {
+    return (*engine)->Run([&](Session& session) {
+      Session::InputId id = session.Load(input);
+      for (size_t i = 0; i < sources.size(); ++i) {
+        auto outputs = session.Evaluate(**program, i, id);
+        if (!outputs.ok()) return outputs.status();
+        out.push_back(*std::move(outputs));
+      }
+      return absl::OkStatus();
+    });
+  };
+  std::vector<std::vector<Json>> expected;
+  ASSERT_TRUE(evaluate_all(expected).ok());
+  constexpr int kThreads = 4;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int round = 0; round < 300; ++round) {
+        std::vector<std::vector<Json>> got;
+        if (!evaluate_all(got).ok() || got != expected) ++mismatches[t];
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
+  EXPECT_EQ(expected[2], std::vector<Json>{Json(4)});
 }
 
 }  // namespace

@@ -236,10 +236,9 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
       Flow flow = emit(input, path);
       if (flow != Flow::kContinue) return flow;
       const Json& value = *input;
-      if (path != nullptr && path->kind == PathNode::Kind::kInvalid && value.is_structured() &&
-          !value.empty()) {
-        return Fail("invalid path on iterating against: " + TypePreview(value));
-      }
+      // `..` is recurse(.[]?): iterating what is not a path fails, and `?`
+      // drops that failure.
+      if (path != nullptr && path->kind == PathNode::Kind::kInvalid) return Flow::kContinue;
       if (value.is_array()) {
         for (size_t i = 0; i < value.size(); ++i) {
           Json key(static_cast<int64_t>(i));
@@ -361,7 +360,9 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
         Flow flow = Flow::kContinue;
         if (!t.is_structured()) {
           flow = Fail("cannot iterate over: " + TypePreview(t));
-        } else if (p != nullptr && p->kind == PathNode::Kind::kInvalid && !t.empty()) {
+        } else if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
+          // gojq checks the path before looking at the elements: an empty
+          // array that is not a path fails too.
           flow = Fail("invalid path on iterating against: " + TypePreview(t));
         } else if (t.is_array()) {
           for (size_t i = 0; i < t.size() && flow == Flow::kContinue; ++i) {
