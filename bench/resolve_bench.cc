@@ -1,30 +1,50 @@
-// Full resolution (status, tree, pods, resources, gang) of the seed JobSet
-// and of a RayCluster with 64 worker groups, on 1 and 2 threads sharing one
-// engine. See docs/benchmarks.md for the figures and how to run it.
+// Full resolution (status, tree, pods, resources, gang) of the seed JobSet,
+// of a RayCluster with 64 worker groups and of a JobSet with 2,048 worker
+// pods, on 1 and 2 threads sharing one engine; each with the libjq worker
+// engine (/0) and the native one (/1). Also one expression, and compiling
+// the whole catalog. See docs/benchmarks.md for the figures and how to run
+// it.
 
 #include <benchmark/benchmark.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/parse.h"
 #include "server/expressions/jq_engine.h"
+#include "server/expressions/native_engine.h"
 #include "server/resolution/resolver.h"
 
 namespace wm {
 namespace {
 
-expressions::Engine& BenchEngine() {
-  static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
-  return *engine;
+enum EngineKind { kLibjq = 0, kNative = 1 };
+
+expressions::Engine& BenchEngine(int kind) {
+  static expressions::Engine* libjq = expressions::NewJqEngine({.workers = 2}).value().release();
+  static expressions::Engine* native = expressions::NewNativeEngine().value().release();
+  return kind == kNative ? *native : *libjq;
 }
 
-std::shared_ptr<const definitions::CompiledDefinition> Load(const std::string& path) {
+struct Compiled {
+  std::shared_ptr<const definitions::CompiledDefinition> by_engine[2];
+};
+
+Compiled Load(const std::string& path) {
   auto parsed = definitions::LoadDefinitionFiles(path).value();
-  return definitions::CompileDefinition(*parsed.at(0).definition, BenchEngine()).value();
+  Compiled compiled;
+  for (int kind : {kLibjq, kNative}) {
+    compiled.by_engine[kind] =
+        definitions::CompileDefinition(*parsed.at(0).definition, BenchEngine(kind)).value();
+  }
+  return compiled;
 }
 
 struct Workload {
-  std::shared_ptr<const definitions::CompiledDefinition> def;
+  Compiled def;
   std::vector<Json> docs;
   resolution::WorkloadInput input;
 
@@ -91,9 +111,37 @@ const Workload& RayCluster64() {
   return *w;
 }
 
+// The seed JobSet with its worker Job's pods multiplied to `pods` (each a
+// copy of the seed's worker pod with its own name and index), to measure
+// the cost per pod on top of the workload's own.
+const Workload& JobSetWithPods(int pods) {
+  static std::map<int, Workload*>* cache = new std::map<int, Workload*>;
+  auto& slot = (*cache)[pods];
+  if (slot != nullptr) return *slot;
+  auto* w = new Workload;
+  const Workload& seed = SeedJobSet();
+  w->def = seed.def;
+  const Json* worker_pod = nullptr;
+  for (const Json& doc : seed.docs) {
+    if (doc["kind"] == "Pod") worker_pod = &doc;
+    if (doc["kind"] != "Pod") w->docs.push_back(doc);
+  }
+  for (int i = 0; i < pods; ++i) {
+    Json pod = *worker_pod;
+    pod["metadata"]["name"] = absl::StrCat("worker-pod-", i);
+    pod["metadata"]["uid"] = absl::StrCat("uid-", i);
+    w->docs.push_back(std::move(pod));
+  }
+  w->Index();
+  slot = w;
+  return *w;
+}
+
 void Resolve(benchmark::State& state, const Workload& w) {
+  int kind = static_cast<int>(state.range(0));
+  state.SetLabel(kind == kNative ? "native" : "libjq");
   for (auto _ : state) {
-    auto resolved = resolution::ResolveWorkload(*w.def, BenchEngine(), w.input);
+    auto resolved = resolution::ResolveWorkload(*w.def.by_engine[kind], BenchEngine(kind), w.input);
     if (!resolved.ok()) state.SkipWithError(std::string(resolved.status().message()).c_str());
     benchmark::DoNotOptimize(resolved);
   }
@@ -101,34 +149,74 @@ void Resolve(benchmark::State& state, const Workload& w) {
 
 void BM_ResolveSeedJobSet(benchmark::State& state) { Resolve(state, SeedJobSet()); }
 void BM_ResolveRayCluster64(benchmark::State& state) { Resolve(state, RayCluster64()); }
+void BM_ResolveJobSet2048Pods(benchmark::State& state) { Resolve(state, JobSetWithPods(2048)); }
 
-// One round trip to a jq worker: the floor under every evaluation.
+// One evaluation: for libjq a round trip to a worker, the floor under
+// every evaluation; natively the interpreter's own cost.
 void BM_EvaluateOneExpression(benchmark::State& state) {
-  static auto program = BenchEngine().Compile({".spec.replicatedJobs[].name"}).value();
+  int kind = static_cast<int>(state.range(0));
+  state.SetLabel(kind == kNative ? "native" : "libjq");
+  static std::shared_ptr<const expressions::Program> programs[2];
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int k : {kLibjq, kNative}) {
+      programs[k] = BenchEngine(k).Compile({".spec.replicatedJobs[].name"}).value();
+    }
+  });
   const Json& doc = SeedJobSet().docs[0];
   for (auto _ : state) {
-    (void)BenchEngine().Run([&](expressions::Session& s) {
-      benchmark::DoNotOptimize(s.Evaluate(*program, 0, s.Load(doc)));
+    (void)BenchEngine(kind).Run([&](expressions::Session& s) {
+      benchmark::DoNotOptimize(s.Evaluate(*programs[kind], 0, s.Load(doc)));
       return absl::OkStatus();
     });
   }
 }
 
+// Compiling every definition of the catalog (what the registry does at
+// load), natively.
+void BM_CompileCatalog(benchmark::State& state) {
+  std::vector<definitions::ParsedDefinition> parsed;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(WM_SOURCE_DIR) + "/catalog")) {
+    if (entry.path().extension() != ".yaml") continue;
+    auto loaded = definitions::LoadDefinitionFiles(entry.path().string()).value();
+    for (auto& p : loaded) parsed.push_back(std::move(p));
+  }
+  for (auto _ : state) {
+    for (const auto& p : parsed) {
+      benchmark::DoNotOptimize(definitions::CompileDefinition(*p.definition, BenchEngine(kNative)));
+    }
+  }
+  state.counters["definitions"] = static_cast<double>(parsed.size());
+}
+
 BENCHMARK(BM_ResolveSeedJobSet)
+    ->Arg(kLibjq)
+    ->Arg(kNative)
     ->Threads(1)
     ->Threads(2)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_ResolveRayCluster64)
+    ->Arg(kLibjq)
+    ->Arg(kNative)
     ->Threads(1)
     ->Threads(2)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ResolveJobSet2048Pods)
+    ->Arg(kNative)
+    ->Threads(1)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_EvaluateOneExpression)
+    ->Arg(kLibjq)
+    ->Arg(kNative)
     ->Threads(1)
     ->Threads(2)
     ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+    ->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_CompileCatalog)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace wm
