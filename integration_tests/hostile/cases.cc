@@ -469,9 +469,10 @@ std::vector<HostileCase> AllCases() {
   add("ResolveWorkload/inline_metadata_not_an_object", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["metadata"] = "x"; })), kInvalid, "metadata");
   add("ResolveWorkload/inline_replicated_jobs_not_a_list", "ResolveWorkload",
-      // The definition field whose expression met the malformed value, with
-      // jq's reason ("Cannot iterate over string").
-      ResolveInline(Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"] = "x"; })), kInvalid,
+      // A partial answer: the component whose expression met the malformed
+      // value names its definition field, with jq's reason ("Cannot iterate
+      // over string"); the status is still resolved.
+      ResolveInline(Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"] = "x"; })), {Code::OK},
       "childComponents[0].instanceIdPath");
   add("ResolveWorkload/inline_unknown_kind", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["kind"] = "NoSuchKind"; })),
