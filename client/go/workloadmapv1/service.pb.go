@@ -14,8 +14,9 @@
 // (a `.spec.groups[].name` over a missing list), the resolution still
 // succeeds: that component carries the error (Component.error: the
 // definition field and the message) and the rest is resolved. Only an
-// error of the object itself or of its status definition makes the
-// resolution fail: INVALID_ARGUMENT (or the expression's own code, such as
+// error of the object itself, of its status definition, or a total that
+// overflows (resources, desired replicas) makes the resolution fail:
+// INVALID_ARGUMENT (or the expression's own code, such as
 // DEADLINE_EXCEEDED) for ResolveWorkload and GetGangInstructions; a row
 // with `error` set for ListWorkloads. MutatePodSpecs needs every component
 // and fails on any component error, naming its field.

@@ -1323,8 +1323,9 @@ func (x *GangInstructions) GetAssignments() []*PodGangAssignment {
 
 // A workload resolved through its definition.
 // A partial answer (a component with `error` set) is still an answer: the
-// RPCs return it with OK. A failure of the root object itself or of its
-// status definition fails the whole resolution instead.
+// RPCs return it with OK. A failure of the root object itself, of its
+// status definition, or a total that overflows fails the whole resolution
+// instead.
 type ResolvedWorkload struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Ref        *ObjectRef             `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
