@@ -104,6 +104,19 @@ TEST(CatalogTest, EveryDefinitionValidatesWithoutWarnings) {
   }
 }
 
+// "component field: message" of every component that could not be
+// resolved, one a line.
+std::string ComponentErrors(const v1::Component& c) {
+  std::string out;
+  if (c.has_error()) {
+    absl::StrAppend(&out, c.name(), " ", c.error().field_path(), ": ", c.error().message(), "\n");
+  }
+  for (const auto& i : c.instances()) {
+    for (const auto& child : i.children()) out += ComponentErrors(child);
+  }
+  return out;
+}
+
 // Flattened view of a resolved tree: "component" and "component[instance]".
 void Flatten(const v1::Component& c, std::map<std::string, const v1::ComponentInstance*>& out,
              std::map<std::string, std::vector<std::string>>& ids) {
@@ -138,14 +151,16 @@ class CaseRunner {
     for (const auto& o : children) input.owners.push_back(&o);
     auto resolved = resolution::ResolveWorkload(def_, Engine(), input);
     if (expect.contains("error")) {
-      ASSERT_FALSE(resolved.ok()) << where_ << ": want an error containing " << expect["error"];
-      EXPECT_NE(resolved.status().message().find(expect["error"].get<std::string>()),
-                std::string::npos)
-          << where_ << ": error " << resolved.status();
+      // The resolution's error, or a component's (a partial answer).
+      std::string error = resolved.ok() ? ComponentErrors(resolved->root())
+                                        : std::string(resolved.status().message());
+      EXPECT_NE(error.find(expect["error"].get<std::string>()), std::string::npos)
+          << where_ << ": want an error containing " << expect["error"] << ", got: " << error;
       return;
     }
     ASSERT_TRUE(resolved.ok()) << where_ << ": " << resolved.status();
     const v1::ResolvedWorkload& w = *resolved;
+    EXPECT_EQ(ComponentErrors(w.root()), "") << where_ << ": a partial answer";
     if (expect.contains("matchedStatuses")) {
       std::vector<std::string> got(w.status().matched_statuses().begin(),
                                    w.status().matched_statuses().end());
@@ -206,9 +221,11 @@ class CaseRunner {
                             << " is not among the pods";
     absl::Status s = Engine().Run([&](expressions::Session& session) {
       resolution::Evaluation eval(def_, session);
-      auto tree = resolution::BuildTree(eval, eval.Load(object));
-      if (!tree.ok()) return tree.status();
-      auto gang = resolution::GangForPod(eval, *tree, object, *pod, eval.Load(*pod));
+      resolution::ComponentNode tree = resolution::BuildTree(eval, eval.Load(object));
+      if (const resolution::ComponentNode* failed = resolution::FirstFailed(tree)) {
+        return failed->error;
+      }
+      auto gang = resolution::GangForPod(eval, tree, object, *pod, eval.Load(*pod));
       if (!gang.ok()) return gang.status();
       const auto& g = gang->group;
       Json got = {{"name", g.name()}, {"subGroup", gang->assignment.sub_group()}};

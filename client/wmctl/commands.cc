@@ -491,6 +491,11 @@ class Wmctl {
         err_ << "warning: " << row.ref().kind() << " " << row.ref().namespace_() << "/"
              << row.ref().name() << ": " << row.error() << "\n";
       }
+      for (const auto& c : row.components()) {
+        if (c.error().empty()) continue;
+        err_ << "warning: " << row.ref().kind() << " " << row.ref().namespace_() << "/"
+             << row.ref().name() << ": component " << c.name() << ": " << c.error() << "\n";
+      }
     }
     return 0;
   }

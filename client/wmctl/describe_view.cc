@@ -25,7 +25,8 @@ int64_t Get(const v1::ResourceList& r, const std::string& name) {
 bool Unhealthy(const v1::Pod& p) { return !p.ready() && p.phase() != "Succeeded"; }
 
 // One line of the tree: a component row (a component, or one instance of a
-// multi-instance component) or a pod row.
+// multi-instance component), a failed component's row (a component that
+// could not be resolved: no instance, its error instead) or a pod row.
 struct Row {
   std::string name;
   const v1::Component* component = nullptr;
@@ -34,6 +35,7 @@ struct Row {
   std::vector<Row> children;  // component rows, then pod rows
   std::string note;           // "... and K more ..." after the children
 
+  bool Failed() const { return pod == nullptr && instance == nullptr; }
   bool HasUnhealthyPod() const {
     for (const Row& c : children) {
       if ((c.pod != nullptr && Unhealthy(*c.pod)) || (c.pod == nullptr && c.HasUnhealthyPod())) {
@@ -53,6 +55,7 @@ class RowBuilder {
 
   std::vector<Row> Top(const v1::ResolvedWorkload& w) {
     const v1::Component& root = w.root();
+    if (root.has_error()) return {FailedRow(root)};
     if (root.instances_size() == 0) return {};
     if (root.has_pod_definition()) return {FromInstance(root.name(), root, root.instances(0))};
     return FromComponents(root.instances(0).children());
@@ -62,6 +65,10 @@ class RowBuilder {
   std::vector<Row> FromComponents(const google::protobuf::RepeatedPtrField<v1::Component>& cs) {
     std::vector<Row> rows;
     for (const v1::Component& c : cs) {
+      if (c.has_error()) {
+        rows.push_back(FailedRow(c));
+        continue;
+      }
       bool multi = std::any_of(c.instances().begin(), c.instances().end(),
                                [](const auto& i) { return !i.id().empty(); });
       for (const auto& instance : c.instances()) {
@@ -73,6 +80,13 @@ class RowBuilder {
       }
     }
     return rows;
+  }
+
+  static Row FailedRow(const v1::Component& c) {
+    Row row;
+    row.name = c.name();
+    row.component = &c;
+    return row;
   }
 
   Row FromInstance(const std::string& name, const v1::Component& c,
@@ -114,20 +128,21 @@ class RowBuilder {
   const DescribeOptions& o_;
 };
 
-// Keeps `limit` top-level rows, preferring those with unhealthy pods, then
-// those missing pods, in declared order; returns the note for the rest.
+// Keeps `limit` top-level rows, preferring failed components, then those
+// with unhealthy pods, then those missing pods, in declared order; returns
+// the note for the rest.
 std::string LimitComponents(std::vector<Row>& rows, int limit) {
   if (limit <= 0 || rows.size() <= static_cast<size_t>(limit)) return "";
   std::vector<size_t> order(rows.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto rank = [&](size_t i) {
-    return rows[i].HasUnhealthyPod() ? 0 : rows[i].MissingPods() ? 1 : 2;
+    return rows[i].Failed() ? 0 : rows[i].HasUnhealthyPod() ? 1 : rows[i].MissingPods() ? 2 : 3;
   };
   std::stable_sort(order.begin(), order.end(),
                    [&](size_t a, size_t b) { return rank(a) < rank(b); });
   std::vector<bool> keep(rows.size(), false);
   for (int i = 0; i < limit; ++i) keep[order[i]] = true;
-  int hidden = 0, unhealthy = 0, missing = 0;
+  int hidden = 0, failed = 0, unhealthy = 0, missing = 0;
   std::vector<Row> kept;
   for (size_t i = 0; i < rows.size(); ++i) {
     if (keep[i]) {
@@ -135,11 +150,13 @@ std::string LimitComponents(std::vector<Row>& rows, int limit) {
       continue;
     }
     ++hidden;
+    failed += rows[i].Failed();
     unhealthy += rows[i].HasUnhealthyPod();
     missing += rows[i].MissingPods();
   }
   rows = std::move(kept);
   std::string note = absl::StrCat("... and ", hidden, " more component(s)");
+  if (failed > 0) absl::StrAppend(&note, " (", failed, " failed)");
   if (unhealthy > 0) absl::StrAppend(&note, " (", unhealthy, " unhealthy)");
   if (missing > 0) absl::StrAppend(&note, " (", missing, " with missing pods)");
   return note;
@@ -154,6 +171,12 @@ void RenderRows(const std::vector<Row>& rows, const std::string& note, const std
     const Row& r = rows[i];
     bool last = i + 1 == count;
     std::string head = prefix + (last ? "`-- " : "|-- ") + r.name;
+    if (r.Failed()) {
+      // One cell: a long error sets no column's width.
+      const v1::ComponentError& e = r.component->error();
+      out.push_back({absl::StrCat(head, "  error: ", e.field_path(), ": ", e.message())});
+      continue;
+    }
     if (r.pod != nullptr) {
       int64_t gpu = Get(r.pod->resources(), kGpu);
       out.push_back({head,
@@ -186,7 +209,7 @@ void SumResources(const v1::ResourceList& r, std::map<std::string, int64_t>& int
 void TableRows(const std::vector<Row>& rows, const std::string& prefix,
                std::vector<std::pair<std::string, const Row*>>& out) {
   for (const Row& r : rows) {
-    if (r.pod != nullptr) continue;
+    if (r.pod != nullptr || r.Failed()) continue;
     std::vector<std::pair<std::string, const Row*>> children;
     TableRows(r.children, prefix + r.name + "/", children);
     std::map<std::string, int64_t> own, sum;
@@ -214,6 +237,11 @@ Json ResourcesJson(const v1::ResourceList& r) {
 Json ComponentJson(const Row& r) {
   Json c = {{"name", r.name}};
   if (r.component->has_kind()) c["kind"] = r.component->kind().kind();
+  if (r.Failed()) {
+    c["error"] = {{"fieldPath", r.component->error().field_path()},
+                  {"message", r.component->error().message()}};
+    return c;
+  }
   const auto& counts = r.instance->replicas();
   c["replicas"] = {
       {"desired", counts.desired()}, {"current", counts.current()}, {"ready", counts.ready()}};

@@ -21,11 +21,14 @@ struct DescribeOptions {
 };
 
 // kli's describe text: header, component tree with pods, Phase, and the
-// Resources table (format §5.4).
+// Resources table (format §5.4). A component that could not be resolved
+// has its row in the tree with its error ("error: <field>: <message>") and
+// none in the Resources table.
 std::string DescribeText(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
 
 // kli's DescribeView for -o json/yaml, plus matchedStatuses, conditions and
-// the gang instructions.
+// the gang instructions; a component that could not be resolved is
+// {"name", "kind", "error": {"fieldPath", "message"}}.
 Json DescribeJson(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
 
 // The time since `creation_timestamp` at `now`: "45s", "30m", "2h", "5d";

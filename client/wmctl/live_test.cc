@@ -221,9 +221,9 @@ TEST_F(SettingsTest, NamespaceAndOutput) {
   auto config = WithConfig("namespace: ml-team\noutput: wide\n");
   Result file = Run({"get"}, config);
   ASSERT_EQ(file.code, 0) << file.err;
-  EXPECT_THAT(file.out, StartsWith("NAME    TYPE         STATUS"));
+  EXPECT_THAT(file.out, StartsWith("NAME     TYPE         STATUS"));
   EXPECT_THAT(file.out, HasSubstr("   DEFINITION\n"));  // wide
-  EXPECT_THAT(file.out, HasSubstr("\ntrain   "));
+  EXPECT_THAT(file.out, HasSubstr("\ntrain    "));
   // A format the command does not take falls back to table when it comes
   // from the file or the environment (it is a usage error as -o).
   Result describe = Run({"describe", "PyTorchJob/train"}, config);
@@ -236,7 +236,7 @@ TEST_F(SettingsTest, NamespaceAndOutput) {
   EXPECT_EQ(ParseYamlDocuments(env.out).value().at(0)["items"][0]["name"], "demo");
   Result flags = Run({"get", "-n", "ml-team", "-o", "json"}, config);
   ASSERT_EQ(flags.code, 0) << flags.err;
-  EXPECT_EQ(Json::parse(flags.out)["count"], 2);
+  EXPECT_EQ(Json::parse(flags.out)["count"], 3);
 }
 
 TEST_F(SettingsTest, ExplicitConfigFile) {
@@ -244,9 +244,9 @@ TEST_F(SettingsTest, ExplicitConfigFile) {
   std::ofstream(path) << "namespace: ml-team\n";
   Result flag = Run({"get", "--config", path, "-o", "json"});
   EXPECT_EQ(flag.code, 0) << flag.err;
-  EXPECT_EQ(Json::parse(flag.out)["count"], 2);
+  EXPECT_EQ(Json::parse(flag.out)["count"], 3);
   Result env = Run({"get", "-o", "json"}, {{"WMCTL_CONFIG", path}});
-  EXPECT_EQ(Json::parse(env.out)["count"], 2);
+  EXPECT_EQ(Json::parse(env.out)["count"], 3);
   // --config= reads no file, not even $WMCTL_CONFIG's.
   Result none = Run({"get", "--config=", "-o", "json"}, {{"WMCTL_CONFIG", path}});
   EXPECT_EQ(Json::parse(none.out)["count"], 1);
@@ -285,10 +285,11 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
   EXPECT_THAT(complete({"get", "-n", ""}), ElementsAre("default", "ml-team"));
   EXPECT_THAT(complete({"get", "--namespace=m"}), ElementsAre("--namespace=ml-team"));
   EXPECT_THAT(complete({"gang", "--cluster", ""}), ElementsAre("snapshot"));
-  EXPECT_THAT(complete({"definitions", "example-"}), ElementsAre("example-com-trainer-v1"));
+  EXPECT_THAT(complete({"definitions", "example-"}),
+              ElementsAre("example-com-sweep-v1", "example-com-trainer-v1"));
   EXPECT_THAT(complete({"definitions", "--offline", "example-"}), IsEmpty());
   EXPECT_THAT(complete({"definitions", "--definitions", TestdataDir() + "/definitions", "ex"}),
-              ElementsAre("example-com-trainer-v1"));
+              ElementsAre("example-com-sweep-v1", "example-com-trainer-v1"));
   // Static ones.
   EXPECT_THAT(complete({""}), ElementsAre("get", "describe", "gang", "definitions", "validate",
                                           "eval", "completion", "version", "help"));

@@ -56,6 +56,10 @@ Json TopologyJson(const v1::TopologyConstraint& t) {
 std::string ComponentsCell(const v1::WorkloadSummary& row) {
   std::vector<std::string> parts;
   for (const v1::ComponentSummary& c : row.components()) {
+    if (!c.error().empty()) {
+      parts.push_back(absl::StrCat(c.name(), " error"));
+      continue;
+    }
     parts.push_back(absl::StrCat(c.instance_id().empty() ? c.name() : c.instance_id(), " ",
                                  c.replicas().ready(), "/", c.replicas().desired()));
   }
@@ -118,6 +122,7 @@ Json GetRowJson(const v1::WorkloadSummary& row) {
                              {"current", c.replicas().current()},
                              {"ready", c.replicas().ready()}};
     component["gpus"] = c.gpus();
+    if (!c.error().empty()) component["error"] = c.error();
     j["components"].push_back(component);
   }
   if (!row.error().empty()) j["error"] = row.error();

@@ -76,7 +76,7 @@ expect_completion "tune" "$w describe -n ml-team trainers " "$w" describe -n ml-
 expect_completion "default ml-team" "$w get -n " "$w" get -n ""
 expect_completion "--all-namespaces --all-types" "$w get --all-" "$w" get --all-
 expect_completion "Running,Failed" "$w get --phase Running,F" "$w" get --phase Running,F
-expect_completion "example-com-trainer-v1" "$w definitions example" "$w" definitions example
+expect_completion "example-com-sweep-v1 example-com-trainer-v1" "$w definitions example" "$w" definitions example
 # bash splits --flag=value and HOST:PORT at = and :, and replaces only the
 # last piece: the candidates must be that piece's.
 expect_completion "json" "$w get --output=js" "$w" get --output = js

@@ -48,8 +48,10 @@ void SnapshotDaemonTest::SetUpTestSuite() {
   fs::create_directories(snapshot);
   fs::copy_file(SourceDir() + "/integration_tests/seed/cluster-state.yaml",
                 snapshot + "/cluster-state.yaml", fs::copy_options::overwrite_existing);
-  fs::copy_file(TestdataDir() + "/snapshot/trainer.yaml", snapshot + "/trainer.yaml",
-                fs::copy_options::overwrite_existing);
+  for (const char* file : {"trainer.yaml", "sweep.yaml"}) {
+    fs::copy_file(TestdataDir() + "/snapshot/" + file, snapshot + "/" + file,
+                  fs::copy_options::overwrite_existing);
+  }
   // A PyTorchJob with its pods in namespace ml-team: a gang with subgroups.
   Json gang_case =
       ReadYamlFile(SourceDir() + "/catalog/cases/kubeflow-org-pytorchjob-v1/gang-worker-pod.yaml")

@@ -32,8 +32,9 @@ Result RunCli(const std::vector<std::string>& argv,
 // Tests against one real workloadmapd per suite, serving a snapshot: the
 // seed JobSet (default/demo) with its Jobs and pods, a PyTorchJob with its
 // pods (ml-team/train, a gang with subgroups) and a Trainer without pods
-// (ml-team/tune) of the file definition in testdata/definitions, next to
-// an invalid one the daemon rejects.
+// (ml-team/tune) of a file definition in testdata/definitions, a Sweep
+// with one pod (ml-team/search) whose evaluator component fails (a partial
+// answer) of another, next to an invalid one the daemon rejects.
 class SnapshotDaemonTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite();

@@ -13,6 +13,7 @@ namespace wm::wmctl {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Offline commands: describe -f, and validate and definitions with
 // --offline (RunCli gives wmctl an empty environment).
@@ -65,6 +66,32 @@ TEST(WmctlTest, DescribeFileRefusesNumbersTheDaemonRefuses) {
   r = RunOffline({"describe", "-f", "-"}, json);
   EXPECT_EQ(r.code, 2);
   EXPECT_THAT(r.err, HasSubstr("nesting deeper than 100 levels at byte "));
+}
+
+// A component whose expression fails on the manifest (the Sweep has no
+// evaluators: `.spec.evaluators[].name` cannot iterate over null) costs its
+// row only: the tree, the pods and the phase are shown, the error on the
+// component's row.
+TEST(WmctlTest, DescribeFileShowsAPartialAnswer) {
+  const std::vector<std::string> describe = {
+      "describe", "-f", TestdataDir() + "/snapshot/sweep.yaml", "--definitions",
+      TestdataDir() + "/definitions/sweep.yaml"};
+  Result r = RunOffline(describe);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("|-- trial               1/2 ready  gpu: 2  gpu-node-4\n"
+                               "|   `-- search-trial-0  Running    gpu: 1  gpu-node-4\n"
+                               "`-- evaluator  error: "
+                               "spec.structureDefinition.childComponents[1].instanceIdPath: "));
+  EXPECT_THAT(r.out, HasSubstr("\nPhase: Running\n"));
+
+  // --component-limit keeps the failed component's row before the others.
+  std::vector<std::string> limited = describe;
+  limited.insert(limited.end(), {"--component-limit", "1"});
+  r = RunOffline(limited);
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("|-- evaluator  error: "));
+  EXPECT_THAT(r.out, Not(HasSubstr("-- trial")));
+  EXPECT_THAT(r.out, HasSubstr("`-- ... and 1 more component(s)"));
 }
 
 TEST(WmctlTest, DescribeSeedWithPods) {

@@ -271,8 +271,10 @@ std::vector<HostileCase> AllCases() {
   };
   add("ResolveWorkload/replicas_int32_max", "ResolveWorkload",
       worker_replicas(std::numeric_limits<int32_t>::max()), kInvalid, "replicas");
-  add("ResolveWorkload/replicas_negative", "ResolveWorkload", worker_replicas(-2), kInvalid,
-      "replicas");
+  // A scale value the format refuses costs its component only: a partial
+  // answer whose component error names the field and the value.
+  add("ResolveWorkload/replicas_negative", "ResolveWorkload", worker_replicas(-2), {Code::OK},
+      "replica count -2 is negative");
   add("ResolveWorkload/replicas_1e400", "ResolveWorkload",
       ResolveInline(absl::StrReplaceAll(
           Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = "@R@"; }),
@@ -280,8 +282,8 @@ std::vector<HostileCase> AllCases() {
       // The JSON reader refuses it before any field is read: numbers must
       // fit a double. The message gives its byte offset.
       kInvalid, "number out of range");
-  add("ResolveWorkload/replicas_string", "ResolveWorkload", worker_replicas("two"), kInvalid,
-      "replicas");
+  add("ResolveWorkload/replicas_string", "ResolveWorkload", worker_replicas("two"), {Code::OK},
+      "\"two\" as an int32 replica count");
   for (const auto& [name, quantity] :
        std::vector<std::pair<std::string, std::string>>{{"negative", "-4"},
                                                         {"1e400", "1e400"},
@@ -295,7 +297,8 @@ std::vector<HostileCase> AllCases() {
   add("GetGangInstructions/top_owner_replicas_negative", "GetGangInstructions",
       GangInline(DemoPod("w-0").dump(),
                  Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = -5; })),
-      kInvalid, "replicas");
+      // The pod's assignment names the component its gang would count.
+      {Code::OK}, "could not be resolved");
 
   // ---- Class 5: many objects in one request -------------------------------------
   {
@@ -469,9 +472,10 @@ std::vector<HostileCase> AllCases() {
   add("ResolveWorkload/inline_metadata_not_an_object", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["metadata"] = "x"; })), kInvalid, "metadata");
   add("ResolveWorkload/inline_replicated_jobs_not_a_list", "ResolveWorkload",
-      // The definition field whose expression met the malformed value, with
-      // jq's reason ("Cannot iterate over string").
-      ResolveInline(Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"] = "x"; })), kInvalid,
+      // A partial answer: the component whose expression met the malformed
+      // value names its definition field, with jq's reason ("Cannot iterate
+      // over string"); the status is still resolved.
+      ResolveInline(Edited(jobset, [](Json& j) { j["spec"]["replicatedJobs"] = "x"; })), {Code::OK},
       "childComponents[0].instanceIdPath");
   add("ResolveWorkload/inline_unknown_kind", "ResolveWorkload",
       ResolveInline(Edited(jobset, [](Json& j) { j["kind"] = "NoSuchKind"; })),

@@ -218,13 +218,20 @@ TEST(BehaviourTest, B07ZipPaddingAndCountCheck) {
   rayservice["kind"] = "RayService";
   rayservice["spec"] = {{"rayClusterConfig", rayjob["spec"]["rayClusterSpec"]}};
   WorkloadInput service_input{&rayservice};
-  auto failed =
+  auto partial =
       ResolveWorkload(*Upstream("ray-io-rayservice-v1"), testing::TestEngine(), service_input);
-  ASSERT_FALSE(failed.ok());
-  EXPECT_THAT(failed.status().message(),
+  ASSERT_TRUE(partial.ok()) << partial.status();
+  const v1::Component* failed = nullptr;
+  for (const auto& c : partial->root().instances(0).children()) {
+    if (c.name() == "worker") failed = &c;
+  }
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->error().field_path(),
+            "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath");
+  EXPECT_THAT(failed->error().message(),
               HasSubstr("instance ids count (2) does not match results count (1)"));
   // Naming the definition fields that disagree.
-  EXPECT_THAT(failed.status().message(),
+  EXPECT_THAT(failed->error().message(),
               HasSubstr("spec.structureDefinition.childComponents[1].instanceIdPath yields 2, "
                         "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath "
                         "yields 1"));
@@ -262,15 +269,20 @@ TEST(BehaviourTest, B08ScaleCoercion) {
   EXPECT_FALSE(ScaleValue(Json(nullptr)).value().has_value());
 }
 
-// 9. A missing array fails instance enumeration.
+// 9. A missing array fails instance enumeration: upstream fails the whole
+// resolution; we fail that component only (a partial answer).
 TEST(BehaviourTest, B09MissingArrayIsAnError) {
   Json cluster = Yaml(
       "{apiVersion: ray.io/v1, kind: RayCluster, metadata: {name: c}, spec: "
       "{headGroupSpec: {}}}");
   WorkloadInput input{&cluster};
   auto resolved = ResolveWorkload(*Upstream("ray-io-raycluster-v1"), testing::TestEngine(), input);
-  ASSERT_FALSE(resolved.ok());
-  EXPECT_THAT(resolved.status().message(), HasSubstr("Cannot iterate over null"));
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  std::vector<std::string> errors;
+  for (const auto& c : resolved->root().instances(0).children()) {
+    if (c.has_error()) errors.push_back(c.name() + ": " + c.error().message());
+  }
+  EXPECT_THAT(errors, ElementsAre(HasSubstr("Cannot iterate over null")));
 }
 
 // 10. Type selectors: existence vs string equality.
@@ -331,7 +343,8 @@ TEST(BehaviourTest, B12GangNameAndMinimum) {
       Yaml("{metadata: {name: p, labels: {jobset.sigs.k8s.io/replicatedjob-name: workers}}}");
   auto alpha = Upstream("jobset-x-k8s-io-jobset-v1alpha2");
   WithEvaluation(*alpha, [&](Evaluation& eval) {
-    auto tree = BuildTree(eval, eval.Load(jobset)).value();
+    ComponentNode tree = BuildTree(eval, eval.Load(jobset));
+    ASSERT_EQ(FirstFailed(tree), nullptr) << FirstFailed(tree)->error;
     auto gang = GangForPod(eval, tree, jobset, pod, eval.Load(pod));
     ASSERT_TRUE(gang.ok()) << gang.status();
     EXPECT_EQ(gang->group.name(), "pg-U-workers");
@@ -342,7 +355,8 @@ TEST(BehaviourTest, B12GangNameAndMinimum) {
   current["spec"]["optimizationInstructions"]["gangScheduling"] = {{"podGroup", {{"name", "job"}}}};
   auto def = CompileYaml(current.dump(), "current");
   WithEvaluation(*def, [&](Evaluation& eval) {
-    auto tree = BuildTree(eval, eval.Load(jobset)).value();
+    ComponentNode tree = BuildTree(eval, eval.Load(jobset));
+    ASSERT_EQ(FirstFailed(tree), nullptr) << FirstFailed(tree)->error;
     auto gang = GangForPod(eval, tree, jobset, pod, eval.Load(pod));
     ASSERT_TRUE(gang.ok()) << gang.status();
     EXPECT_EQ(gang->group.name(), "pg-U-job");

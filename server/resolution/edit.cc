@@ -219,8 +219,10 @@ absl::StatusOr<Json> EditWorkload(const definitions::CompiledDefinition& def,
   Json result = object;
   absl::Status status = engine.Run([&](expressions::Session& session) -> absl::Status {
     Evaluation eval(def, session);
-    auto tree = BuildTree(eval, eval.Load(object));
-    if (!tree.ok()) return tree.status();
+    // An edit rewrites pod templates by instance: it needs the whole tree,
+    // where a resolution can do with part of it.
+    ComponentNode tree = BuildTree(eval, eval.Load(object));
+    if (const ComponentNode* failed = FirstFailed(tree)) return failed->error;
     for (const PodTemplateEdit& e : edit.templates) {
       if (e.component.empty()) continue;
       const int index = def.ComponentIndex(e.component);
@@ -245,7 +247,7 @@ absl::StatusOr<Json> EditWorkload(const definitions::CompiledDefinition& def,
         if (e.component.empty() || e.component == component.def->name) edits.push_back(&e);
       }
       if (edits.empty()) continue;
-      const ComponentNode* node = FindNode(*tree, static_cast<int>(c));
+      const ComponentNode* node = FindNode(tree, static_cast<int>(c));
       if (node == nullptr) continue;
       auto edited = EditComponent(eval, result, static_cast<int>(c), *node, edits);
       if (!edited.ok()) return edited.status();

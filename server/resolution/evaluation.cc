@@ -4,6 +4,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/resolution/field_error.h"
 
 namespace wm::resolution {
 
@@ -21,8 +22,7 @@ absl::StatusOr<std::vector<Json>> Evaluation::All(definitions::ExprIndex index,
                                                   expressions::Session::InputId input) {
   auto result = session_.Evaluate(*def_.program, static_cast<size_t>(index), input);
   if (!result.ok()) {
-    return absl::Status(result.status().code(),
-                        absl::StrCat(def_.field_paths[index], ": ", result.status().message()));
+    return FieldError(result.status().code(), def_.field_paths[index], result.status().message());
   }
   return result;
 }
@@ -32,13 +32,13 @@ absl::StatusOr<std::string> Evaluation::Single(definitions::ExprIndex index,
   auto values = All(index, input);
   if (!values.ok()) return values.status();
   if (values->size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        def_.field_paths[index], ": expected single query result, got ", values->size()));
+    return FieldError(absl::StatusCode::kInvalidArgument, def_.field_paths[index],
+                      absl::StrCat("expected single query result, got ", values->size()));
   }
   const Json& v = (*values)[0];
   if (v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(def_.field_paths[index], ": query result is empty"));
+    return FieldError(absl::StatusCode::kInvalidArgument, def_.field_paths[index],
+                      "query result is empty");
   }
   return KeyString(v);
 }

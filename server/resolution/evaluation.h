@@ -12,7 +12,8 @@
 namespace wm::resolution {
 
 // Evaluates one definition's expressions inside an engine session, naming
-// the definition field in every error.
+// the definition field in every error (a FieldError: "<field>: <detail>",
+// the field path attached).
 class Evaluation {
  public:
   Evaluation(const definitions::CompiledDefinition& def, expressions::Session& session)

@@ -104,6 +104,27 @@ absl::StatusOr<int32_t> ScaledSubtree(const CompiledDefinition& def, const Compo
   return static_cast<int32_t>(*product);
 }
 
+// A gang size counted over a component that could not be resolved would
+// be too small: such a subtree is an error, naming the component and why.
+absl::Status SubtreeResolved(const CompiledDefinition& def, const ComponentNode& tree,
+                             int component) {
+  const ComponentNode* failed = nullptr;
+  if (const ComponentNode* node = FindNode(tree, component)) {
+    failed = FirstFailed(*node);
+  } else {
+    // Not in the tree: below a component that failed.
+    for (int c = def.components[component].parent; c >= 0 && failed == nullptr;
+         c = def.components[c].parent) {
+      const ComponentNode* ancestor = FindNode(tree, c);
+      if (ancestor != nullptr && !ancestor->error.ok()) failed = ancestor;
+    }
+  }
+  if (failed == nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("component ", def.components[failed->index].def->name,
+                   " could not be resolved: ", failed->error.message()));
+}
+
 int32_t CountLeaves(const CompiledDefinition& def, const ComponentNode& node, bool requested) {
   int32_t count = 0;
   if (def.components[node.index].def->HasPodDefinition()) {
@@ -161,6 +182,9 @@ absl::StatusOr<int> InferPodComponent(Evaluation& eval, const Json& pod,
 
 absl::StatusOr<int32_t> SubtreeScale(const CompiledDefinition& def, const ComponentNode& tree,
                                      int component, const std::string* instance) {
+  if (absl::Status resolved = SubtreeResolved(def, tree, component); !resolved.ok()) {
+    return resolved;
+  }
   const ComponentNode* node = FindNode(tree, component);
   if (node == nullptr) {
     return absl::NotFoundError(absl::StrCat("component ", component, " not found"));
@@ -292,6 +316,9 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
   bool has_instance = false;
   const auto& own = def.components[*component];
   if (effective_component == *component && own.instance_selector != kNone) {
+    if (absl::Status resolved = SubtreeResolved(def, tree, *component); !resolved.ok()) {
+      return resolved;
+    }
     auto id = eval.Single(own.instance_selector, pod_input);
     if (!id.ok()) return id.status();
     const ComponentNode* node = FindNode(tree, *component);

@@ -35,7 +35,9 @@ absl::StatusOr<int> InferPodComponent(Evaluation& eval, const Json& pod,
 // CalculateSubtreeScale: with scale definitions anywhere, effective minimums
 // of the subtree (one instance's when `instance` is given and the component
 // has several), multiplied down through children; without any, the number
-// of leaf instances in the subtree.
+// of leaf instances in the subtree. Fails (FailedPrecondition, naming the
+// component and its error) when a component of the subtree, or an
+// ancestor, could not be resolved: the count would be too small.
 absl::StatusOr<int32_t> SubtreeScale(const definitions::CompiledDefinition& def,
                                      const ComponentNode& tree, int component,
                                      const std::string* instance = nullptr);

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 #include "server/resolution/evaluation.h"
+#include "server/resolution/field_error.h"
 #include "server/resolution/gang.h"
 #include "server/resolution/pods.h"
 #include "server/resolution/resources.h"
@@ -41,9 +42,7 @@ class Resolution {
     auto status = EvaluateStatus(eval_, root_input_);
     if (!status.ok()) return status.status();
     SetStatus(*status);
-    auto tree = BuildTree(eval_, root_input_);
-    if (!tree.ok()) return tree.status();
-    tree_ = *std::move(tree);
+    tree_ = BuildTree(eval_, root_input_);
     CollectPods();
     std::vector<int> all(pods_.size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
@@ -148,6 +147,7 @@ class Resolution {
   // see, so placements are kept per `scope`: the chain of parent instances.
   void PlacePods(const ComponentNode& node, const std::vector<int>& candidates,
                  const std::string& scope) {
+    if (!node.error.ok()) return;  // no instance to hold a pod
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
     std::vector<int> claimed;
@@ -249,6 +249,12 @@ class Resolution {
       out.mutable_kind()->set_kind(cdef.kind->kind);
     }
     out.set_has_pod_definition(cdef.HasPodDefinition());
+    if (!node.error.ok()) {
+      out.mutable_error()->set_field_path(FieldPathOf(node.error));
+      out.mutable_error()->set_message(DetailOf(node.error));
+      SetCounts(out.mutable_replicas(), 0, 0, 0);
+      return out;
+    }
     // Children once; each instance carries a copy (upstream's shape),
     // unless the component splits its children's pods per instance.
     bool split = SplitsChildren(node);

@@ -36,8 +36,12 @@ struct ResolveOptions {
 // Resolves a workload through its definition: status, component tree with
 // scale, pods (attributed by owner chain, then type, instance and replica
 // selectors), nodes, resource requests at desired scale and gang
-// instructions. Fails when an evaluated expression fails (the error names
-// the definition field); gang problems are reported per pod instead.
+// instructions. An expression of a component that fails makes a partial
+// answer, not a failure: that component carries the error (field path and
+// message, workloadmap.v1.Component.error; what else it holds is
+// documented there) and everything else is resolved. Fails when the status
+// expressions fail or a total overflows (the error names the definition
+// field or the component); gang problems are reported per pod.
 absl::StatusOr<workloadmap::v1::ResolvedWorkload> ResolveWorkload(
     const definitions::CompiledDefinition& def, expressions::Engine& engine,
     const WorkloadInput& input, const ResolveOptions& options = {});

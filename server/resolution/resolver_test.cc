@@ -201,10 +201,16 @@ TEST(ResolverTest, ScaleAndResourceArithmeticIsChecked) {
       ResolveSeedWith([](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = 2147483647; });
   ASSERT_FALSE(w.ok());
   EXPECT_THAT(w.status().message(), HasSubstr("overflow int32"));
-  // Negative scale values are refused with their definition field.
+  // Negative scale values are refused with their definition field, on
+  // their component (a partial answer).
   w = ResolveSeedWith([](Json& j) { j["spec"]["replicatedJobs"][1]["replicas"] = -2; });
-  ASSERT_FALSE(w.ok());
-  EXPECT_THAT(w.status().message(), HasSubstr("replica count -2 is negative (at least 0)"));
+  ASSERT_TRUE(w.ok()) << w.status();
+  const v1::Component& replicatedjob = w->root().instances(0).children(0);
+  EXPECT_EQ(replicatedjob.error().field_path(),
+            "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath");
+  EXPECT_EQ(replicatedjob.error().message(),
+            "instance worker: replica count -2 is negative (at least 0)");
+  EXPECT_EQ(replicatedjob.instances_size(), 0);
   // Negative quantities too, with the instance and the field.
   w = ResolveSeedWith([](Json& j) { LeaderLimits(j)["nvidia.com/gpu"] = "-4"; });
   ASSERT_FALSE(w.ok());

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/resolution/field_error.h"
 
 namespace wm::resolution {
 namespace {
@@ -48,15 +49,19 @@ absl::StatusOr<std::vector<std::vector<Json>>> ZipByIndex(Evaluation& eval, Sess
   if (longest != ids) {
     const auto& fields = eval.def().field_paths;
     std::string ids_field = ids_expr == kNone ? "(single instance)" : fields[ids_expr];
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": instance ids count (", ids, ") does not match results count (", longest,
-        "): ", ids_field, " yields ", ids, ", ", fields[longest_expr], " yields ", longest));
+    return WithFieldPath(
+        absl::InvalidArgumentError(absl::StrCat(
+            what, ": instance ids count (", ids, ") does not match results count (", longest,
+            "): ", ids_field, " yields ", ids, ", ", fields[longest_expr], " yields ", longest)),
+        fields[longest_expr]);
   }
   for (auto& row : rows) row.resize(ids);  // pads with null
   return rows;
 }
 
-absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId root, int index) {
+// The component's own part: instances with their spec, fragments and scale;
+// the children are left to BuildComponent.
+absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId root, int index) {
   const auto& compiled = eval.def().components[index];
   const auto& def = *compiled.def;
   ComponentNode node;
@@ -66,13 +71,13 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
     if (!ids.ok()) return ids.status();
     for (const Json& id : *ids) {
       if (!id.is_string()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(eval.def().field_paths[compiled.instance_ids], ": instance id ", id.dump(),
-                         " is not a string"));
+        return FieldError(absl::StatusCode::kInvalidArgument,
+                          eval.def().field_paths[compiled.instance_ids],
+                          absl::StrCat("instance id ", id.dump(), " is not a string"));
       }
       if (id.get_ref<const std::string&>().empty()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(eval.def().field_paths[compiled.instance_ids], ": instance id is empty"));
+        return FieldError(absl::StatusCode::kInvalidArgument,
+                          eval.def().field_paths[compiled.instance_ids], "instance id is empty");
       }
       node.raw_ids.push_back(id.get<std::string>());
     }
@@ -126,10 +131,10 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
           ExprIndex e = s == 0   ? compiled.replicas
                         : s == 1 ? compiled.min_replicas
                                  : compiled.max_replicas;
-          return absl::InvalidArgumentError(
-              absl::StrCat(eval.def().field_paths[e],
-                           raw[i].id.empty() ? "" : absl::StrCat(" (instance ", raw[i].id, ")"),
-                           ": ", value.status().message()));
+          return FieldError(
+              absl::StatusCode::kInvalidArgument, eval.def().field_paths[e],
+              absl::StrCat(raw[i].id.empty() ? "" : absl::StrCat("instance ", raw[i].id, ": "),
+                           value.status().message()));
         }
         *targets[s] = *value;
       }
@@ -139,13 +144,21 @@ absl::StatusOr<ComponentNode> BuildComponent(Evaluation& eval, Session::InputId 
   std::map<std::string, InstanceNode> by_id;
   for (auto& instance : raw) by_id[instance.id] = std::move(instance);
   for (auto& [id, instance] : by_id) node.instances.push_back(std::move(instance));
-
-  for (int child : compiled.children) {
-    auto child_node = BuildComponent(eval, root, child);
-    if (!child_node.ok()) return child_node.status();
-    node.children.push_back(*std::move(child_node));
-  }
   return node;
+}
+
+ComponentNode BuildComponent(Evaluation& eval, Session::InputId root, int index) {
+  auto node = BuildInstances(eval, root, index);
+  if (!node.ok()) {
+    ComponentNode failed;
+    failed.index = index;
+    failed.error = node.status();
+    return failed;
+  }
+  for (int child : eval.def().components[index].children) {
+    node->children.push_back(BuildComponent(eval, root, child));
+  }
+  return *std::move(node);
 }
 
 }  // namespace
@@ -202,7 +215,7 @@ absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
       absl::StrCat("cannot convert ", value.dump(), " to an int32 replica count"));
 }
 
-absl::StatusOr<ComponentNode> BuildTree(Evaluation& eval, Session::InputId root) {
+ComponentNode BuildTree(Evaluation& eval, Session::InputId root) {
   return BuildComponent(eval, root, 0);
 }
 
@@ -210,6 +223,14 @@ const ComponentNode* FindNode(const ComponentNode& root, int index) {
   if (root.index == index) return &root;
   for (const auto& child : root.children) {
     if (const ComponentNode* found = FindNode(child, index)) return found;
+  }
+  return nullptr;
+}
+
+const ComponentNode* FirstFailed(const ComponentNode& root) {
+  if (!root.error.ok()) return &root;
+  for (const auto& child : root.children) {
+    if (const ComponentNode* failed = FirstFailed(child)) return failed;
   }
   return nullptr;
 }

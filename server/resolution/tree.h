@@ -36,21 +36,36 @@ struct ComponentNode {
   std::vector<InstanceNode> instances;  // sorted by id, unique
   // Built once; every instance carries the same children (upstream shape).
   std::vector<ComponentNode> children;
+  // Not OK when one of the component's own expressions failed or gave a
+  // value the format refuses: a FieldError naming that field
+  // ("spec.structureDefinition.childComponents[1].instanceIdPath: Cannot
+  // iterate over null"). The node then has no instances and no children
+  // (children live under instances); the rest of the tree is built
+  // without it.
+  absl::Status error;
 };
 
 // Builds the component tree of the root object: instance ids, then spec,
 // fragmented and scale values zipped to them by index (shorter outputs
 // padded with null; counts must match the ids, "instance ids count (n) does
-// not match results count (m)"), then the children.
-absl::StatusOr<ComponentNode> BuildTree(Evaluation& eval, expressions::Session::InputId root);
+// not match results count (m)"), then the children. A component whose own
+// expressions fail is kept with its error (ComponentNode::error) and its
+// siblings are built all the same, so one failing expression costs only
+// its component's subtree.
+ComponentNode BuildTree(Evaluation& eval, expressions::Session::InputId root);
 
 // Converts a scale value: null -> unset; integral number -> value; numeric
 // string (base 10, int32) -> value; negative counts and anything else are
 // errors.
 absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value);
 
-// Depth-first search for the node of component `index`.
+// Depth-first search for the node of component `index`; null when it is
+// not in the tree (below a component that failed).
 const ComponentNode* FindNode(const ComponentNode& root, int index);
+
+// The first node of the subtree (depth-first, `root` included) whose error
+// is set, or null.
+const ComponentNode* FirstFailed(const ComponentNode& root);
 
 }  // namespace wm::resolution
 

@@ -34,8 +34,22 @@ int64_t Gpus(const v1::ResourceList& resources) {
 }
 
 // One row per (component, instance) of every pod-bearing component below
-// `component`, summed over the parent's instances, in tree order.
+// `component`, summed over the parent's instances, in tree order; one row
+// with the error for each component that could not be resolved.
 void CollectComponents(const v1::Component& component, v1::WorkloadSummary& row) {
+  if (component.has_error()) {
+    bool listed = std::any_of(row.components().begin(), row.components().end(),
+                              [&](const v1::ComponentSummary& s) {
+                                return s.name() == component.name() && !s.error().empty();
+                              });
+    if (listed) return;  // a copy under another instance of its parent
+    v1::ComponentSummary* summary = row.add_components();
+    summary->set_name(component.name());
+    summary->mutable_replicas();
+    summary->set_error(
+        absl::StrCat(component.error().field_path(), ": ", component.error().message()));
+    return;
+  }
   for (const v1::ComponentInstance& instance : component.instances()) {
     if (component.has_pod_definition()) {
       v1::ComponentSummary* summary = nullptr;

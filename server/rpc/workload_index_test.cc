@@ -42,7 +42,7 @@ const kube::Gvk kWidget{"example.com", "v1", "Widget"};
 
 expressions::Engine& Engine() { return resolution::testing::TestEngine(); }
 
-// A definition whose replicas expression fails on every object.
+// A definition whose phase expression fails on every object.
 constexpr char kBrokenWidget[] = R"(
 apiVersion: run.ai/v1alpha1
 kind: Karta
@@ -55,9 +55,9 @@ spec:
       specDefinition:
         podSpecPath: .spec.pod
       scaleDefinition:
-        replicasPath: .spec.replicas | error("widget replicas are broken")
+        replicasPath: .spec.replicas
       statusDefinition:
-        phaseDefinition: {path: .status.phase}
+        phaseDefinition: {path: .status.phase | error("widget status is broken")}
         statusMappings: {running: [{byPhase: Running}]}
 )";
 
@@ -666,7 +666,9 @@ TEST_F(WorkloadIndexHistoryTest, ResumeReportsDeletionsWhileRemembered) {
   index_.Unsubscribe(still->id);
 }
 
-TEST(WorkloadIndexErrorTest, FailingExpressionGivesAViewWithTheError) {
+// A failing component expression makes a partial answer (resolution's
+// partial_answer_test); a failing status fails the resolution.
+TEST(WorkloadIndexErrorTest, FailingStatusGivesAViewWithTheError) {
   TestCluster cluster(MakeRegistry(true, kBrokenWidget));
   WorkloadIndex index(Engine(), {});
   index.AddCluster(&cluster);
@@ -683,11 +685,11 @@ spec: {replicas: 2, pod: {containers: [{name: c, image: i}]}}
   ASSERT_NE(view, nullptr);
   EXPECT_EQ(view->resolved, nullptr);
   EXPECT_FALSE(view->error.ok());
-  EXPECT_THAT(view->error.message(), HasSubstr("widget replicas are broken"));
+  EXPECT_THAT(view->error.message(), HasSubstr("widget status is broken"));
   EXPECT_TRUE(view->top_level);
   EXPECT_EQ(view->uid, "w-1");
   EXPECT_EQ(view->labels.at("app"), "w");
-  EXPECT_THAT(view->summary.error(), HasSubstr("widget replicas are broken"));
+  EXPECT_THAT(view->summary.error(), HasSubstr("widget status is broken"));
   EXPECT_EQ(view->summary.ref().kind(), "Widget");
   EXPECT_EQ(view->summary.ref().name(), "w");
   EXPECT_EQ(view->summary.ref().namespace_(), "default");

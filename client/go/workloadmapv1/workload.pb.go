@@ -772,6 +772,63 @@ func (x *ComponentInstance) GetChildren() []*Component {
 	return nil
 }
 
+// Why a component could not be resolved: one of its definition's
+// expressions failed on this object, or gave a value the format refuses.
+type ComponentError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The definition field at fault:
+	// "spec.structureDefinition.childComponents[1].instanceIdPath".
+	FieldPath string `protobuf:"bytes,1,opt,name=field_path,json=fieldPath,proto3" json:"field_path,omitempty"`
+	// What went wrong there: "Cannot iterate over null".
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ComponentError) Reset() {
+	*x = ComponentError{}
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ComponentError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ComponentError) ProtoMessage() {}
+
+func (x *ComponentError) ProtoReflect() protoreflect.Message {
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ComponentError.ProtoReflect.Descriptor instead.
+func (*ComponentError) Descriptor() ([]byte, []int) {
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *ComponentError) GetFieldPath() string {
+	if x != nil {
+		return x.FieldPath
+	}
+	return ""
+}
+
+func (x *ComponentError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type Component struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -781,16 +838,26 @@ type Component struct {
 	// Sorted by id.
 	Instances []*ComponentInstance `protobuf:"bytes,4,rep,name=instances,proto3" json:"instances,omitempty"`
 	// Sums over the instances.
-	Replicas      *ReplicaCounts `protobuf:"bytes,5,opt,name=replicas,proto3" json:"replicas,omitempty"`
-	Resources     *ResourceList  `protobuf:"bytes,6,opt,name=resources,proto3" json:"resources,omitempty"`
-	Nodes         []string       `protobuf:"bytes,7,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	Replicas  *ReplicaCounts `protobuf:"bytes,5,opt,name=replicas,proto3" json:"replicas,omitempty"`
+	Resources *ResourceList  `protobuf:"bytes,6,opt,name=resources,proto3" json:"resources,omitempty"`
+	Nodes     []string       `protobuf:"bytes,7,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	// Set when the component could not be resolved (a partial answer; absent
+	// from answers before this field existed, which failed instead). Such a
+	// component keeps its name, kind and has_pod_definition and has nothing
+	// else: no instances (hence none of its children, which live under
+	// instances, and no pods), zero replica counts, no resources or nodes.
+	// Everything else is still resolved: the status, the other components
+	// with their pods, the workload's nodes (from all its pods), and the gang
+	// of every pod whose group does not count this component (the others get
+	// a per-pod error). The workload's resources leave this component out.
+	Error         *ComponentError `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Component) Reset() {
 	*x = Component{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[10]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -802,7 +869,7 @@ func (x *Component) String() string {
 func (*Component) ProtoMessage() {}
 
 func (x *Component) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[10]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -815,7 +882,7 @@ func (x *Component) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Component.ProtoReflect.Descriptor instead.
 func (*Component) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{10}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Component) GetName() string {
@@ -867,6 +934,13 @@ func (x *Component) GetNodes() []string {
 	return nil
 }
 
+func (x *Component) GetError() *ComponentError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
 type TopologyConstraint struct {
 	state                  protoimpl.MessageState `protogen:"open.v1"`
 	Topology               string                 `protobuf:"bytes,1,opt,name=topology,proto3" json:"topology,omitempty"`
@@ -878,7 +952,7 @@ type TopologyConstraint struct {
 
 func (x *TopologyConstraint) Reset() {
 	*x = TopologyConstraint{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[11]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -890,7 +964,7 @@ func (x *TopologyConstraint) String() string {
 func (*TopologyConstraint) ProtoMessage() {}
 
 func (x *TopologyConstraint) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[11]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -903,7 +977,7 @@ func (x *TopologyConstraint) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TopologyConstraint.ProtoReflect.Descriptor instead.
 func (*TopologyConstraint) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{11}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *TopologyConstraint) GetTopology() string {
@@ -941,7 +1015,7 @@ type SubGroup struct {
 
 func (x *SubGroup) Reset() {
 	*x = SubGroup{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[12]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -953,7 +1027,7 @@ func (x *SubGroup) String() string {
 func (*SubGroup) ProtoMessage() {}
 
 func (x *SubGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[12]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -966,7 +1040,7 @@ func (x *SubGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubGroup.ProtoReflect.Descriptor instead.
 func (*SubGroup) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{12}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *SubGroup) GetName() string {
@@ -1024,7 +1098,7 @@ type PodGroup struct {
 
 func (x *PodGroup) Reset() {
 	*x = PodGroup{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[13]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1036,7 +1110,7 @@ func (x *PodGroup) String() string {
 func (*PodGroup) ProtoMessage() {}
 
 func (x *PodGroup) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[13]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1049,7 +1123,7 @@ func (x *PodGroup) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodGroup.ProtoReflect.Descriptor instead.
 func (*PodGroup) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{13}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PodGroup) GetName() string {
@@ -1124,7 +1198,7 @@ type PodGangAssignment struct {
 
 func (x *PodGangAssignment) Reset() {
 	*x = PodGangAssignment{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[14]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1136,7 +1210,7 @@ func (x *PodGangAssignment) String() string {
 func (*PodGangAssignment) ProtoMessage() {}
 
 func (x *PodGangAssignment) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[14]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1149,7 +1223,7 @@ func (x *PodGangAssignment) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PodGangAssignment.ProtoReflect.Descriptor instead.
 func (*PodGangAssignment) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{14}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PodGangAssignment) GetPod() string {
@@ -1205,7 +1279,7 @@ type GangInstructions struct {
 
 func (x *GangInstructions) Reset() {
 	*x = GangInstructions{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[15]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1217,7 +1291,7 @@ func (x *GangInstructions) String() string {
 func (*GangInstructions) ProtoMessage() {}
 
 func (x *GangInstructions) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[15]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1230,7 +1304,7 @@ func (x *GangInstructions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GangInstructions.ProtoReflect.Descriptor instead.
 func (*GangInstructions) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{15}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *GangInstructions) GetPodGroups() []*PodGroup {
@@ -1248,6 +1322,10 @@ func (x *GangInstructions) GetAssignments() []*PodGangAssignment {
 }
 
 // A workload resolved through its definition.
+// A partial answer (a component with `error` set) is still an answer: the
+// RPCs return it with OK. A failure of the root object itself, of its
+// status definition, or a total that overflows fails the whole resolution
+// instead.
 type ResolvedWorkload struct {
 	state      protoimpl.MessageState `protogen:"open.v1"`
 	Ref        *ObjectRef             `protobuf:"bytes,1,opt,name=ref,proto3" json:"ref,omitempty"`
@@ -1268,7 +1346,7 @@ type ResolvedWorkload struct {
 
 func (x *ResolvedWorkload) Reset() {
 	*x = ResolvedWorkload{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[16]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1280,7 +1358,7 @@ func (x *ResolvedWorkload) String() string {
 func (*ResolvedWorkload) ProtoMessage() {}
 
 func (x *ResolvedWorkload) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[16]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1293,7 +1371,7 @@ func (x *ResolvedWorkload) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResolvedWorkload.ProtoReflect.Descriptor instead.
 func (*ResolvedWorkload) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{16}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResolvedWorkload) GetRef() *ObjectRef {
@@ -1378,7 +1456,7 @@ type MutationResult struct {
 
 func (x *MutationResult) Reset() {
 	*x = MutationResult{}
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[17]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1390,7 +1468,7 @@ func (x *MutationResult) String() string {
 func (*MutationResult) ProtoMessage() {}
 
 func (x *MutationResult) ProtoReflect() protoreflect.Message {
-	mi := &file_workloadmap_v1_workload_proto_msgTypes[17]
+	mi := &file_workloadmap_v1_workload_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1403,7 +1481,7 @@ func (x *MutationResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use MutationResult.ProtoReflect.Descriptor instead.
 func (*MutationResult) Descriptor() ([]byte, []int) {
-	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{17}
+	return file_workloadmap_v1_workload_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *MutationResult) GetObject() *structpb.Struct {
@@ -1492,7 +1570,11 @@ const file_workloadmap_v1_workload_proto_rawDesc = "" +
 	"\tresources\x18\x05 \x01(\v2\x1c.workloadmap.v1.ResourceListR\tresources\x12'\n" +
 	"\x04pods\x18\x06 \x03(\v2\x13.workloadmap.v1.PodR\x04pods\x12\x14\n" +
 	"\x05nodes\x18\a \x03(\tR\x05nodes\x125\n" +
-	"\bchildren\x18\b \x03(\v2\x19.workloadmap.v1.ComponentR\bchildren\"\xd1\x02\n" +
+	"\bchildren\x18\b \x03(\v2\x19.workloadmap.v1.ComponentR\bchildren\"I\n" +
+	"\x0eComponentError\x12\x1d\n" +
+	"\n" +
+	"field_path\x18\x01 \x01(\tR\tfieldPath\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"\x87\x03\n" +
 	"\tComponent\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x124\n" +
 	"\x04kind\x18\x02 \x01(\v2 .workloadmap.v1.GroupVersionKindR\x04kind\x12,\n" +
@@ -1500,7 +1582,8 @@ const file_workloadmap_v1_workload_proto_rawDesc = "" +
 	"\tinstances\x18\x04 \x03(\v2!.workloadmap.v1.ComponentInstanceR\tinstances\x129\n" +
 	"\breplicas\x18\x05 \x01(\v2\x1d.workloadmap.v1.ReplicaCountsR\breplicas\x12:\n" +
 	"\tresources\x18\x06 \x01(\v2\x1c.workloadmap.v1.ResourceListR\tresources\x12\x14\n" +
-	"\x05nodes\x18\a \x03(\tR\x05nodes\"\xa2\x01\n" +
+	"\x05nodes\x18\a \x03(\tR\x05nodes\x124\n" +
+	"\x05error\x18\b \x01(\v2\x1e.workloadmap.v1.ComponentErrorR\x05error\"\xa2\x01\n" +
 	"\x12TopologyConstraint\x12\x1a\n" +
 	"\btopology\x18\x01 \x01(\tR\btopology\x126\n" +
 	"\x17required_topology_level\x18\x02 \x01(\tR\x15requiredTopologyLevel\x128\n" +
@@ -1569,7 +1652,7 @@ func file_workloadmap_v1_workload_proto_rawDescGZIP() []byte {
 	return file_workloadmap_v1_workload_proto_rawDescData
 }
 
-var file_workloadmap_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 19)
+var file_workloadmap_v1_workload_proto_msgTypes = make([]protoimpl.MessageInfo, 20)
 var file_workloadmap_v1_workload_proto_goTypes = []any{
 	(*GroupVersionKind)(nil),   // 0: workloadmap.v1.GroupVersionKind
 	(*ObjectRef)(nil),          // 1: workloadmap.v1.ObjectRef
@@ -1581,50 +1664,52 @@ var file_workloadmap_v1_workload_proto_goTypes = []any{
 	(*ReplicaCounts)(nil),      // 7: workloadmap.v1.ReplicaCounts
 	(*Pod)(nil),                // 8: workloadmap.v1.Pod
 	(*ComponentInstance)(nil),  // 9: workloadmap.v1.ComponentInstance
-	(*Component)(nil),          // 10: workloadmap.v1.Component
-	(*TopologyConstraint)(nil), // 11: workloadmap.v1.TopologyConstraint
-	(*SubGroup)(nil),           // 12: workloadmap.v1.SubGroup
-	(*PodGroup)(nil),           // 13: workloadmap.v1.PodGroup
-	(*PodGangAssignment)(nil),  // 14: workloadmap.v1.PodGangAssignment
-	(*GangInstructions)(nil),   // 15: workloadmap.v1.GangInstructions
-	(*ResolvedWorkload)(nil),   // 16: workloadmap.v1.ResolvedWorkload
-	(*MutationResult)(nil),     // 17: workloadmap.v1.MutationResult
-	nil,                        // 18: workloadmap.v1.ResourceList.QuantitiesEntry
-	(*structpb.Struct)(nil),    // 19: google.protobuf.Struct
-	(*structpb.ListValue)(nil), // 20: google.protobuf.ListValue
+	(*ComponentError)(nil),     // 10: workloadmap.v1.ComponentError
+	(*Component)(nil),          // 11: workloadmap.v1.Component
+	(*TopologyConstraint)(nil), // 12: workloadmap.v1.TopologyConstraint
+	(*SubGroup)(nil),           // 13: workloadmap.v1.SubGroup
+	(*PodGroup)(nil),           // 14: workloadmap.v1.PodGroup
+	(*PodGangAssignment)(nil),  // 15: workloadmap.v1.PodGangAssignment
+	(*GangInstructions)(nil),   // 16: workloadmap.v1.GangInstructions
+	(*ResolvedWorkload)(nil),   // 17: workloadmap.v1.ResolvedWorkload
+	(*MutationResult)(nil),     // 18: workloadmap.v1.MutationResult
+	nil,                        // 19: workloadmap.v1.ResourceList.QuantitiesEntry
+	(*structpb.Struct)(nil),    // 20: google.protobuf.Struct
+	(*structpb.ListValue)(nil), // 21: google.protobuf.ListValue
 }
 var file_workloadmap_v1_workload_proto_depIdxs = []int32{
 	3,  // 0: workloadmap.v1.WorkloadStatus.conditions:type_name -> workloadmap.v1.Condition
-	18, // 1: workloadmap.v1.ResourceList.quantities:type_name -> workloadmap.v1.ResourceList.QuantitiesEntry
+	19, // 1: workloadmap.v1.ResourceList.quantities:type_name -> workloadmap.v1.ResourceList.QuantitiesEntry
 	6,  // 2: workloadmap.v1.Pod.resources:type_name -> workloadmap.v1.ResourceList
 	5,  // 3: workloadmap.v1.ComponentInstance.scale:type_name -> workloadmap.v1.Scale
 	7,  // 4: workloadmap.v1.ComponentInstance.replicas:type_name -> workloadmap.v1.ReplicaCounts
 	6,  // 5: workloadmap.v1.ComponentInstance.pod_resources:type_name -> workloadmap.v1.ResourceList
 	6,  // 6: workloadmap.v1.ComponentInstance.resources:type_name -> workloadmap.v1.ResourceList
 	8,  // 7: workloadmap.v1.ComponentInstance.pods:type_name -> workloadmap.v1.Pod
-	10, // 8: workloadmap.v1.ComponentInstance.children:type_name -> workloadmap.v1.Component
+	11, // 8: workloadmap.v1.ComponentInstance.children:type_name -> workloadmap.v1.Component
 	0,  // 9: workloadmap.v1.Component.kind:type_name -> workloadmap.v1.GroupVersionKind
 	9,  // 10: workloadmap.v1.Component.instances:type_name -> workloadmap.v1.ComponentInstance
 	7,  // 11: workloadmap.v1.Component.replicas:type_name -> workloadmap.v1.ReplicaCounts
 	6,  // 12: workloadmap.v1.Component.resources:type_name -> workloadmap.v1.ResourceList
-	11, // 13: workloadmap.v1.SubGroup.topology:type_name -> workloadmap.v1.TopologyConstraint
-	12, // 14: workloadmap.v1.PodGroup.sub_groups:type_name -> workloadmap.v1.SubGroup
-	11, // 15: workloadmap.v1.PodGroup.topology:type_name -> workloadmap.v1.TopologyConstraint
-	13, // 16: workloadmap.v1.GangInstructions.pod_groups:type_name -> workloadmap.v1.PodGroup
-	14, // 17: workloadmap.v1.GangInstructions.assignments:type_name -> workloadmap.v1.PodGangAssignment
-	1,  // 18: workloadmap.v1.ResolvedWorkload.ref:type_name -> workloadmap.v1.ObjectRef
-	2,  // 19: workloadmap.v1.ResolvedWorkload.definition:type_name -> workloadmap.v1.DefinitionRef
-	4,  // 20: workloadmap.v1.ResolvedWorkload.status:type_name -> workloadmap.v1.WorkloadStatus
-	10, // 21: workloadmap.v1.ResolvedWorkload.root:type_name -> workloadmap.v1.Component
-	6,  // 22: workloadmap.v1.ResolvedWorkload.resources:type_name -> workloadmap.v1.ResourceList
-	15, // 23: workloadmap.v1.ResolvedWorkload.gang:type_name -> workloadmap.v1.GangInstructions
-	19, // 24: workloadmap.v1.MutationResult.object:type_name -> google.protobuf.Struct
-	20, // 25: workloadmap.v1.MutationResult.patch:type_name -> google.protobuf.ListValue
-	26, // [26:26] is the sub-list for method output_type
-	26, // [26:26] is the sub-list for method input_type
-	26, // [26:26] is the sub-list for extension type_name
-	26, // [26:26] is the sub-list for extension extendee
-	0,  // [0:26] is the sub-list for field type_name
+	10, // 13: workloadmap.v1.Component.error:type_name -> workloadmap.v1.ComponentError
+	12, // 14: workloadmap.v1.SubGroup.topology:type_name -> workloadmap.v1.TopologyConstraint
+	13, // 15: workloadmap.v1.PodGroup.sub_groups:type_name -> workloadmap.v1.SubGroup
+	12, // 16: workloadmap.v1.PodGroup.topology:type_name -> workloadmap.v1.TopologyConstraint
+	14, // 17: workloadmap.v1.GangInstructions.pod_groups:type_name -> workloadmap.v1.PodGroup
+	15, // 18: workloadmap.v1.GangInstructions.assignments:type_name -> workloadmap.v1.PodGangAssignment
+	1,  // 19: workloadmap.v1.ResolvedWorkload.ref:type_name -> workloadmap.v1.ObjectRef
+	2,  // 20: workloadmap.v1.ResolvedWorkload.definition:type_name -> workloadmap.v1.DefinitionRef
+	4,  // 21: workloadmap.v1.ResolvedWorkload.status:type_name -> workloadmap.v1.WorkloadStatus
+	11, // 22: workloadmap.v1.ResolvedWorkload.root:type_name -> workloadmap.v1.Component
+	6,  // 23: workloadmap.v1.ResolvedWorkload.resources:type_name -> workloadmap.v1.ResourceList
+	16, // 24: workloadmap.v1.ResolvedWorkload.gang:type_name -> workloadmap.v1.GangInstructions
+	20, // 25: workloadmap.v1.MutationResult.object:type_name -> google.protobuf.Struct
+	21, // 26: workloadmap.v1.MutationResult.patch:type_name -> google.protobuf.ListValue
+	27, // [27:27] is the sub-list for method output_type
+	27, // [27:27] is the sub-list for method input_type
+	27, // [27:27] is the sub-list for extension type_name
+	27, // [27:27] is the sub-list for extension extendee
+	0,  // [0:27] is the sub-list for field type_name
 }
 
 func init() { file_workloadmap_v1_workload_proto_init() }
@@ -1633,15 +1718,15 @@ func file_workloadmap_v1_workload_proto_init() {
 		return
 	}
 	file_workloadmap_v1_workload_proto_msgTypes[5].OneofWrappers = []any{}
-	file_workloadmap_v1_workload_proto_msgTypes[12].OneofWrappers = []any{}
 	file_workloadmap_v1_workload_proto_msgTypes[13].OneofWrappers = []any{}
+	file_workloadmap_v1_workload_proto_msgTypes[14].OneofWrappers = []any{}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_workloadmap_v1_workload_proto_rawDesc), len(file_workloadmap_v1_workload_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   19,
+			NumMessages:   20,
 			NumExtensions: 0,
 			NumServices:   0,
 		},
