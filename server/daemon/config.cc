@@ -396,6 +396,18 @@ constexpr Option kOptions[] = {
      "Clients sending keepalive pings more often than this are disconnected.",
      &SetDuration<&Config::keepalive_min_ping_interval, false>, nullptr,
      &ShowDuration<&Config::keepalive_min_ping_interval>},
+    {"jq-engine", "WM_JQ_ENGINE", "jq-engine", "Limits", "NAME", Kind::kValue, false,
+     "The jq engine: native (in-process, gojq's semantics, upstream's engine) or libjq (jq "
+     "1.6 in worker processes sized by --jq-workers and --jq-memory-limit).",
+     [](Config& c, absl::string_view v) -> absl::Status {
+       if (v != "native" && v != "libjq") {
+         return absl::InvalidArgumentError(
+             absl::StrCat("--jq-engine: \"", v, "\" is neither native nor libjq"));
+       }
+       c.jq_engine = std::string(v);
+       return absl::OkStatus();
+     },
+     nullptr, [](const Config& c) { return c.jq_engine; }},
     {"jq-workers", "WM_JQ_WORKERS", "jq-workers", "Limits", "N", Kind::kValue, false,
      "jq worker processes, i.e. expression evaluations that can run at once; 0 gives one per "
      "CPU the process may use (affinity mask and cgroup CPU quota), at least 2.",

@@ -77,6 +77,10 @@ struct Config {
   int max_page_size = 500;
   int watch_queue_size = 1000;
   int watch_history = 10000;
+  // --jq-engine: "native" (in-process, gojq's semantics;
+  // expressions/native_engine.h) or "libjq" (jq 1.6 in worker processes,
+  // which --jq-workers and --jq-memory-limit size).
+  std::string jq_engine = "native";
   // --jq-workers (>= 0): jq worker processes; 0 sizes the pool by the CPUs
   // the process may use (see expressions::JqEngineOptions::workers).
   int jq_workers = 0;

@@ -33,6 +33,7 @@
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
+#include "server/expressions/native_engine.h"
 #include "server/kube/auth/kubeconfig.h"
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
@@ -113,17 +114,30 @@ class Daemon {
  public:
   explicit Daemon(Config config) : config_(std::move(config)) {}
 
-  int Run() {
+  // The engine --jq-engine names.
+  absl::StatusOr<std::unique_ptr<expressions::Engine>> StartEngine() {
+    if (config_.jq_engine == "native") {
+      auto engine = expressions::NewNativeEngine();
+      if (engine.ok()) Log(LogLevel::kInfo, "jq engine started", {{"engine", "native"}});
+      return engine;
+    }
     expressions::JqEngineOptions engine_options;
     engine_options.workers = config_.jq_workers;
     engine_options.memory_limit_bytes = config_.jq_memory_limit_bytes;
     auto engine = expressions::NewJqEngine(engine_options);
-    if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
+    if (!engine.ok()) return engine;
     if (auto plan = expressions::PlanJqPool(engine_options, AvailableCpus()); plan.ok()) {
       Log(LogLevel::kInfo, "jq engine started",
-          {{"workers", absl::StrCat(plan->workers)},
+          {{"engine", "libjq"},
+           {"workers", absl::StrCat(plan->workers)},
            {"worker_memory_limit", absl::StrCat(plan->worker_memory_limit_bytes >> 20, "Mi")}});
     }
+    return engine;
+  }
+
+  int Run() {
+    auto engine = StartEngine();
+    if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
     engine_ = *std::move(engine);
     rpc::WorkloadIndex::Options index_options;
     index_options.history = static_cast<size_t>(config_.watch_history);

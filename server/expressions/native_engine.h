@@ -32,7 +32,7 @@ struct NativeEngineOptions {
   EvalLimits limits;
   // Bytes of values one evaluation may build (strings, arrays, objects,
   // copies made by assignments), charged as built and never refunded.
-  size_t max_built_bytes = 256 << 20;
+  size_t max_built_bytes = 64 << 20;
   // Bytes of the evaluating thread's stack one evaluation may use. The
   // threads that evaluate (gRPC's, the index's) have 8 MiB stacks; a
   // sanitizer build's frames are several times larger, so it gets more.

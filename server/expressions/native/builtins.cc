@@ -51,16 +51,17 @@ Flow Of0(Interpreter& in, const Op&, const Frame*, const Value& input, const Pat
 template <Result (*F)(const Json&, const Json&)>
 Flow Of1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input,
-                      [&](const Value& a) { return Emit0(in, input, path, F(*input, *a), emit); });
+  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+    return Emit0(in, input, path, F(*input, *a), emit);
+  });
 }
 
 // Two value arguments, the first varying slowest.
 template <Result (*F)(const Json&, const Json&, const Json&)>
 Flow Of2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& a) {
-    return in.EvalValue(*call.child(1), env, input, [&](const Value& b) {
+  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+    return in.EvalOperand(*call.child(1), env, input, path, [&](const Value& b) {
       return Emit0(in, input, path, F(*input, *a, *b), emit);
     });
   });

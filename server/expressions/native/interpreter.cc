@@ -216,6 +216,12 @@ Flow Interpreter::EmitComputed(const Value& input, const PathNode* path, Value o
   return emit(output, SameValue(input, output) ? path : &kInvalid);
 }
 
+Flow Interpreter::EvalOperand(const Op& op, const Frame* env, const Value& input,
+                              const PathNode* path, absl::FunctionRef<Flow(const Value&)> emit) {
+  if (path == nullptr) return EvalValue(op, env, input, emit);
+  return Eval(op, env, input, path, [&](const Value& v, const PathNode*) { return emit(v); });
+}
+
 Flow Interpreter::EvalValue(const Op& op, const Frame* env, const Value& input,
                             absl::FunctionRef<Flow(const Value&)> emit) {
   return Eval(op, env, input, nullptr, [&](const Value& v, const PathNode*) { return emit(v); });
@@ -514,7 +520,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
     }
 
     case OpKind::kNegate:
-      return EvalValue(*op.child(0), env, input, [&](const Value& v) -> Flow {
+      return EvalOperand(*op.child(0), env, input, path, [&](const Value& v) -> Flow {
         auto negated = Negate(*v);
         if (!negated.ok()) return Fail(negated.status());
         return EmitComputed(input, path, Value::Owned(*std::move(negated)), emit);
@@ -558,8 +564,8 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
 
     case OpKind::kBinary:
       // gojq evaluates the right operand first, then the left for each.
-      return EvalValue(*op.child(1), env, input, [&](const Value& r) {
-        return EvalValue(*op.child(0), env, input, [&](const Value& l) -> Flow {
+      return EvalOperand(*op.child(1), env, input, path, [&](const Value& r) {
+        return EvalOperand(*op.child(0), env, input, path, [&](const Value& l) -> Flow {
           absl::StatusOr<Json> result;
           switch (op.binary) {
             case NodeKind::kEqual:

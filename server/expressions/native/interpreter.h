@@ -80,6 +80,13 @@ class Interpreter {
   // Evaluates without tracking paths (conditions, arguments, keys).
   Flow EvalValue(const Op& op, const Frame* env, const Value& input,
                  absl::FunctionRef<Flow(const Value&)> emit);
+  // Evaluates an operand of a value operation (a binary operator's side, a
+  // native function's argument). Inside `path(...)` gojq evaluates those
+  // with path tracking on, so stepping into a value that is not a path
+  // fails there ("invalid path against: $x's value") rather than at the
+  // end; the operand's own paths are dropped.
+  Flow EvalOperand(const Op& op, const Frame* env, const Value& input, const PathNode* path,
+                   absl::FunctionRef<Flow(const Value&)> emit);
   // Emits `output` of a non-path operation whose input was `input`:
   // keeps `path` when the output is the input itself (see above).
   Flow EmitComputed(const Value& input, const PathNode* path, Value output, Emit emit);
