@@ -406,7 +406,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
           pieces[i] = part.constant.get<std::string>();
           return fill(i - 1);
         }
-        return EvalValue(part, env, input, [&](const Value& v) -> Flow {
+        return EvalOperand(part, env, input, path, [&](const Value& v) -> Flow {
           auto text = ApplyFormat(op.text.empty() ? "@text" : op.text, *v);
           if (!text.ok()) return Fail(text.status());
           pieces[i] = *std::move(text);
@@ -425,7 +425,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
     case OpKind::kArray: {
       Json array = Json::array();
       if (op.child(0) != nullptr) {
-        Flow flow = EvalValue(*op.child(0), env, input, [&](const Value& v) -> Flow {
+        Flow flow = EvalOperand(*op.child(0), env, input, path, [&](const Value& v) -> Flow {
           if (!Charge(ApproximateBytes(*v))) return Flow::kError;
           array.push_back(*v);
           return Flow::kContinue;
@@ -448,7 +448,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
           }
           return EmitComputed(input, path, Value::Owned(std::move(object)), emit);
         }
-        return EvalValue(*op.children[2 * e], env, input, [&](const Value& key) -> Flow {
+        return EvalOperand(*op.children[2 * e], env, input, path, [&](const Value& key) -> Flow {
           if (!key->is_string()) {
             return Fail("expected a string for object key but got: " + TypePreview(*key));
           }
@@ -463,7 +463,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
                 input->is_object() && it != input->end() ? input.Member(*it) : Value();
             return fill(e + 1);
           }
-          return EvalValue(*value, env, input, [&](const Value& v) {
+          return EvalOperand(*value, env, input, path, [&](const Value& v) {
             chosen[e].second = v;
             return fill(e + 1);
           });
