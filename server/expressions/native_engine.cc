@@ -1,5 +1,6 @@
 #include "server/expressions/native_engine.h"
 
+#include <cmath>
 #include <string>
 #include <utility>
 #include <vector>
@@ -33,6 +34,14 @@ constexpr size_t kStackScale = 1;
 constexpr size_t kStackScale = 1;
 #endif
 
+void NanToNull(Json& value) {
+  if (value.is_number_float() && std::isnan(value.get<double>())) {
+    value = nullptr;
+  } else if (value.is_structured()) {
+    for (Json& member : value) NanToNull(member);
+  }
+}
+
 class NativeProgram : public Program {
  public:
   NativeProgram(std::vector<std::string> sources, std::vector<std::unique_ptr<const Op>> ops)
@@ -58,8 +67,21 @@ class NativeSession : public Session {
     return static_cast<InputId>(inputs_.size() - 1);
   }
 
+  // The evaluator uses nlohmann's checked accessors only after checking
+  // types; should one still throw (a defect), the evaluation fails rather
+  // than the process.
   absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index,
                                              InputId input) override {
+    try {
+      return EvaluateUnguarded(program, index, input);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat("native jq engine defect: ", e.what()));
+    }
+  }
+
+ private:
+  absl::StatusOr<std::vector<Json>> EvaluateUnguarded(const Program& program, size_t index,
+                                                      InputId input) {
     if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
       return absl::InvalidArgumentError("unknown input");
     }
@@ -92,6 +114,9 @@ class NativeSession : public Session {
             return Flow::kError;
           }
           outputs.push_back(*v);
+          // NaN has no JSON form; gojq writes it as null. Only computed
+          // values can hold one (a JSON input cannot).
+          if (!v.borrowed()) NanToNull(outputs.back());
           return Flow::kContinue;
         });
     if (!limit.ok()) return limit;
@@ -108,7 +133,6 @@ class NativeSession : public Session {
     return outputs;
   }
 
- private:
   const native::Prelude& prelude_;
   const NativeEngineOptions& options_;
   std::vector<const Json*> inputs_;

@@ -28,9 +28,10 @@ enum class NodeKind {
   kIndex,     // [target, key]: .a, ."a", .["a"], .[0], x[e]; a name key is a kString
   kSlice,     // [target, from?, to?]: x[f:t], x[:t], x[f:]
   kIterate,   // [target]: x[]
-  // [operand]: postfix `?`. gojq protects only the last step of a suffix
-  // chain: `.a.b?` evaluates `.a` unprotected, then `try .b`; when the
-  // operand is not a suffix step (`f?`, `(1, error)?`) it is `try operand`.
+  // [operand]: postfix `?` after a step of a suffix chain. gojq protects
+  // only that last step: `.a.b?` evaluates `.a` unprotected, then
+  // `try .b`. A `?` right after a primary (`(.a.b)?`, `f?`, `.a?`) protects
+  // the whole term and parses as kTry without a handler.
   kOptional,
 
   // Literals and constructors.

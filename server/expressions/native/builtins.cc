@@ -329,6 +329,10 @@ Flow GetPathOf(Interpreter& in, const Op& call, const Frame* env, const Value& i
                      ") cannot be applied to: " + TypePreview(*input));
     }
     auto value = GetPath(*input, *keys);
+    if (!value.ok() && absl::IsFailedPrecondition(value.status())) {
+      return in.Fail("getpath(" + Preview(*keys) +
+                     ") cannot be applied to: " + TypePreview(*input));
+    }
     if (!value.ok()) {
       return in.Fail("getpath(" + Preview(*keys) + ") cannot be applied to " + Preview(*input) +
                      ": " + std::string(value.status().message()));
@@ -413,6 +417,7 @@ Result Keys(const Json& v) {
 }
 
 Result Has(const Json& v, const Json& key) {
+  if (v.is_null()) return Json(false);
   if (v.is_object() && key.is_string()) return Json(v.contains(key.get<std::string>()));
   if (v.is_array() && key.is_number()) {
     int64_t i = ToInt(key);
@@ -451,8 +456,7 @@ bool ContainsValue(const Json& l, const Json& r) {
 Result Contains(const Json& v, const Json& x) {
   bool same_type = std::string(TypeName(v)) == TypeName(x);
   if (!same_type || (v.is_boolean() && v != x)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot check contains: ", TypePreview(v), " and ", TypePreview(x)));
+    return TypeError1("contains", v, x);
   }
   return Json(ContainsValue(v, x));
 }
@@ -538,21 +542,23 @@ Result EndsWith(const Json& v, const Json& x) {
   return Json(absl::EndsWith(v.get_ref<const std::string&>(), x.get_ref<const std::string&>()));
 }
 Result LtrimStr(const Json& v, const Json& x) {
-  if (!v.is_string() || !x.is_string()) return v;
+  if (!v.is_string() || !x.is_string()) return TypeError1("ltrimstr", v, x);
   absl::string_view s = v.get_ref<const std::string&>();
   if (!absl::ConsumePrefix(&s, x.get_ref<const std::string&>())) return v;
   return Json(std::string(s));
 }
 Result RtrimStr(const Json& v, const Json& x) {
-  if (!v.is_string() || !x.is_string()) return v;
+  if (!v.is_string() || !x.is_string()) return TypeError1("rtrimstr", v, x);
   absl::string_view s = v.get_ref<const std::string&>();
   if (!absl::ConsumeSuffix(&s, x.get_ref<const std::string&>())) return v;
   return Json(std::string(s));
 }
 Result TrimStr(const Json& v, const Json& x) {
-  auto left = LtrimStr(v, x);
-  if (!left.ok()) return left;
-  return RtrimStr(*left, x);
+  if (!v.is_string() || !x.is_string()) return TypeError1("trimstr", v, x);
+  absl::string_view s = v.get_ref<const std::string&>();
+  absl::ConsumePrefix(&s, x.get_ref<const std::string&>());
+  absl::ConsumeSuffix(&s, x.get_ref<const std::string&>());
+  return Json(std::string(s));
 }
 
 // Go's unicode.IsSpace for the ASCII range and the common Unicode spaces.
@@ -599,29 +605,30 @@ Result Trim(const Json& v) {
 }
 
 Result Join(const Json& v, const Json& separator) {
-  if (!v.is_array()) return TypeError1("join", v, separator);
-  if (!separator.is_string()) return TypeError1("join", v, separator);
-  std::string out;
+  if (!v.is_structured()) return TypeError1("join", v, separator);
+  // gojq adds "" + x1 + sep + x2 ...: null adds nothing, numbers and
+  // booleans add their text, anything else fails as `+` does.
+  Json out("");
   bool first = true;
   for (const Json& x : v) {
-    if (!first) out += separator.get_ref<const std::string&>();
-    first = false;
-    if (x.is_null()) continue;
-    if (x.is_string()) {
-      out += x.get_ref<const std::string&>();
-    } else if (x.is_number() || x.is_boolean()) {
-      out += JsonText(x);
-    } else {
-      return absl::InvalidArgumentError(
-          absl::StrCat("join(", Preview(separator),
-                       ") cannot be applied to an array including: ", TypePreview(x)));
+    if (!first) {
+      auto joined = Add(out, separator);
+      if (!joined.ok()) return joined;
+      out = *std::move(joined);
     }
+    first = false;
+    auto joined = Add(out, x.is_number() || x.is_boolean() ? Json(JsonText(x)) : x);
+    if (!joined.ok()) return joined;
+    out = *std::move(joined);
   }
-  return Json(std::move(out));
+  return out;
 }
 
 Result Split1(const Json& v, const Json& separator) {
-  if (!v.is_string() || !separator.is_string()) return TypeError1("split", v, separator);
+  if (!v.is_string()) return TypeError0("split", v);
+  if (!separator.is_string()) return TypeError0("split", separator);
+  // Go's strings.Split: "" splits into [""] (where `"" / ","` is []).
+  if (v.get_ref<const std::string&>().empty()) return Json::array({""});
   return Divide(v, separator);
 }
 
@@ -668,12 +675,6 @@ Result Implode(const Json& v) {
 }
 
 Result Reverse(const Json& v) {
-  if (v.is_null()) return Json::array();
-  if (v.is_string()) {
-    auto exploded = Explode(v);
-    std::reverse(exploded->begin(), exploded->end());
-    return Implode(*exploded);
-  }
   if (!v.is_array()) return TypeError0("reverse", v);
   Json out = v;
   std::reverse(out.begin(), out.end());
@@ -722,8 +723,8 @@ absl::Status FlattenInto(const Json& v, double depth, Json& out) {
   return absl::OkStatus();
 }
 Result Flatten1(const Json& v, const Json& depth) {
-  if (!v.is_array()) return TypeError1("flatten", v, depth);
-  if (!depth.is_number()) return TypeError1("flatten", v, depth);
+  if (!v.is_structured()) return TypeError0("flatten", v);
+  if (!depth.is_number()) return TypeError0("flatten", depth);
   if (ToDouble(depth) < 0) {
     return absl::InvalidArgumentError("flatten depth should not be negative: " + Preview(depth));
   }
@@ -732,7 +733,7 @@ Result Flatten1(const Json& v, const Json& depth) {
   return out;
 }
 Result Flatten0(const Json& v) {
-  if (!v.is_array()) return TypeError0("flatten", v);
+  if (!v.is_structured()) return TypeError0("flatten", v);
   return Flatten1(v, Json(1e9));
 }
 
@@ -760,7 +761,6 @@ Result Abs(const Json& v) {
   if (ToDouble(v) < 0 || (v.is_number_float() && std::signbit(v.get<double>()))) return Negate(v);
   return v;
 }
-Result ToArray(const Json& v) { return v.is_array() ? v : Json::array({v}); }
 Result Infinite(const Json&) { return Json(std::numeric_limits<double>::infinity()); }
 Result Nan(const Json&) { return Json(std::nan("")); }
 Result IsNan(const Json& v) {
@@ -771,6 +771,7 @@ Result IsInfinite(const Json& v) {
   if (!v.is_number()) return TypeError0("isinfinite", v);
   return Json(v.is_number_float() && std::isinf(v.get<double>()));
 }
+Result IsFinite(const Json& v) { return Json(v.is_number() && !std::isinf(ToDouble(v))); }
 Result IsNormal(const Json& v) {
   if (!v.is_number()) return TypeError0("isnormal", v);
   return Json(std::isnormal(ToDouble(v)));
@@ -862,8 +863,10 @@ Flow Map(Interpreter& in, const Op& call, const Frame* env, const Value& input,
 // functions.
 Flow KeysBy(Interpreter& in, const Op& f, const Frame* env, const Value& input, const char* name,
             std::vector<Json>& keys) {
+  // gojq's `def sort_by(f): _sort_by(map([f]))`: map iterates first
+  // (objects too), then the native part wants an array.
   const Json& v = *input;
-  if (!v.is_array()) return in.Fail(std::string(name) + " cannot be applied to: " + TypePreview(v));
+  if (!v.is_structured()) return in.Fail("cannot iterate over: " + TypePreview(v));
   for (const Json& x : v) {
     Json key = Json::array();
     Flow flow = in.EvalValue(f, env, input.Member(x), [&](const Value& k) {
@@ -872,6 +875,10 @@ Flow KeysBy(Interpreter& in, const Op& f, const Frame* env, const Value& input, 
     });
     if (flow != Flow::kContinue) return flow;
     keys.push_back(std::move(key));
+  }
+  if (!v.is_array()) {
+    return in.Fail(std::string(name) + "(" + Preview(Json(keys)) +
+                   ") cannot be applied to: " + TypePreview(v));
   }
   return Flow::kContinue;
 }
@@ -1109,7 +1116,6 @@ const absl::flat_hash_map<std::string, NativeEntry>& Natives() {
     add("length/0", Of0<Length>);
     add("utf8bytelength/0", Of0<Utf8ByteLength>);
     add("keys/0", Of0<Keys>);
-    add("keys_unsorted/0", Of0<Keys>);
     add("has/1", Of1<Has>);
     add("contains/1", Of1<Contains>);
     add("add/0", Of0<AddAll>);
@@ -1146,12 +1152,12 @@ const absl::flat_hash_map<std::string, NativeEntry>& Natives() {
     add("sqrt/0", Of0<Sqrt>);
     add("fabs/0", Of0<Fabs>);
     add("abs/0", Of0<Abs>);
-    add("toarray/0", Of0<ToArray>);
     add("infinite/0", Of0<Infinite>);
     add("nan/0", Of0<Nan>);
     add("isnan/0", Of0<IsNan>);
     add("isinfinite/0", Of0<IsInfinite>);
     add("isnormal/0", Of0<IsNormal>);
+    add("isfinite/0", Of0<IsFinite>);
     add("to_entries/0", Of0<ToEntries>);
     add("indices/1", Of1<Indices>);
     add("index/1", Of1<Index>);

@@ -126,8 +126,12 @@ absl::StatusOr<std::unique_ptr<Op>> Compiler::Compile(const Node& node) {
     case NodeKind::kNumber:
       return Constant(node, NumberLiteral(node.text()));
     case NodeKind::kString:
-    case NodeKind::kTemplateText:
       return Constant(node, Json(node.text()));
+    case NodeKind::kTemplateText: {
+      auto op = Constant(node, Json(node.text()));
+      op->text_run = true;
+      return op;
+    }
     case NodeKind::kTemplate: {
       if (!node.text().empty() && !IsKnownFormat(node.text())) {
         return absl::InvalidArgumentError(absl::StrCat("format not defined: ", node.text()));

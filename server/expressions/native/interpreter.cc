@@ -402,7 +402,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
           return EmitComputed(input, path, Value::Owned(Json(std::move(text))), emit);
         }
         const Op& part = *op.children[i];
-        if (part.kind == OpKind::kConstant) {
+        if (part.text_run) {
           pieces[i] = part.constant.get<std::string>();
           return fill(i - 1);
         }

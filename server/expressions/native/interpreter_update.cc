@@ -21,10 +21,41 @@ namespace {
 // not turn `.[1e9] = 1` into a gigabyte of nulls.
 constexpr int64_t kMaxArrayIndex = 1 << 20;
 
+// The path of `op` when it is a chain of constant steps from `.`
+// (`.a[0]."b"`), as gojq's toIndices finds it; false otherwise.
+bool ConstantPath(const Op& op, Json& path) {
+  if (op.kind == OpKind::kIdentity) {
+    path = Json::array();
+    return true;
+  }
+  if (op.kind != OpKind::kIndex || op.optional || op.child(1)->kind != OpKind::kConstant) {
+    return false;
+  }
+  const Json& key = op.child(1)->constant;
+  if (!key.is_string() && !key.is_number()) return false;
+  if (!ConstantPath(*op.child(0), path)) return false;
+  path.push_back(key);
+  return true;
+}
+
 }  // namespace
 
 Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
                              const PathNode* path, Emit emit) {
+  Json constant_path;
+  if (op.binary == NodeKind::kAssign && ConstantPath(*op.child(0), constant_path)) {
+    // gojq sets a constant path directly (setpath), without walking it.
+    return EvalValue(*op.child(1), env, input, [&](const Value& value) -> Flow {
+      if (!Charge(ApproximateBytes(*input))) return Flow::kError;
+      Json state = *input;
+      if (auto status = SetPath(state, constant_path, *value, kMaxArrayIndex); !status.ok()) {
+        return Fail("setpath(" + Preview(constant_path) + "; " + Preview(*value) +
+                    ") cannot be applied to " + Preview(*input) + ": " +
+                    std::string(status.message()));
+      }
+      return EmitComputed(input, path, Value::Owned(std::move(state)), emit);
+    });
+  }
   std::vector<Json> paths;
   Flow flow = Eval(*op.child(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
     Json array = PathArray(p);
@@ -35,22 +66,35 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
   if (flow != Flow::kContinue) return flow;
   if (!Charge(ApproximateBytes(*input))) return Flow::kError;
 
+  // `=` sets without reading (gojq's setpath); the others read each path
+  // first (getpath).
+  bool reads = op.binary != NodeKind::kAssign;
   auto modify = [&](absl::FunctionRef<Flow(const Value&, Json&, bool&)> update) -> Flow {
     Json state = *input;
     Json deletions = Json::array();
     for (const Json& p : paths) {
-      auto current = GetPath(state, p);
-      if (!current.ok()) return Fail(current.status());
+      Value current;
+      if (reads) {
+        auto got = GetPath(state, p);
+        if (!got.ok()) {
+          return Fail("getpath(" + Preview(p) + ") cannot be applied to " + Preview(state) + ": " +
+                      std::string(got.status().message()));
+        }
+        current = Value::Owned(*std::move(got));
+      }
       Json replacement;
       bool present = false;
-      Flow f = update(Value::Owned(*std::move(current)), replacement, present);
+      Flow f = update(current, replacement, present);
       if (f != Flow::kContinue) return f;
       if (!present) {
         deletions.push_back(p);
         continue;
       }
+      std::string value_preview = Preview(replacement);
       if (auto status = SetPath(state, p, std::move(replacement), kMaxArrayIndex); !status.ok()) {
-        return Fail(status);
+        // gojq's text for a failed setpath of an assignment.
+        return Fail("setpath(" + Preview(p) + "; " + value_preview + ") cannot be applied to " +
+                    Preview(state) + ": " + std::string(status.message()));
       }
     }
     if (!deletions.empty()) {

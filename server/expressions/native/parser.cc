@@ -355,20 +355,31 @@ class Parser {
   }
 
   absl::StatusOr<NodePtr> ParseSuffixes(NodePtr term, uint32_t begin) {
+    // Whether `term` ends in a step of this suffix chain: `?` then protects
+    // that step only (kOptional); after a primary alone (`(.a.b)?`, `f?`)
+    // it protects the whole term, a `try` (gojq's compileTermSuffix).
+    bool stepped = false;
     while (true) {
       if (At(TokenKind::kField)) {
         WM_PARSE_ASSIGN(key, Leaf(NodeKind::kString, token_.text));
         WM_PARSE_ASSIGN(index,
                         Make(NodeKind::kIndex, begin, "", List(std::move(term), std::move(key))));
         term = std::move(index);
+        stepped = true;
       } else if (At(TokenKind::kLeftBracket)) {
         WM_PARSE_ASSIGN(suffixed, ParseBracketSuffix(std::move(term), begin));
         term = std::move(suffixed);
+        stepped = true;
       } else if (At(TokenKind::kQuestion)) {
         WM_PARSE_RETURN_IF_ERROR(Advance());
-        WM_PARSE_ASSIGN(optional, Make(NodeKind::kOptional, begin, "", List(std::move(term))));
+        // A try's children are [body, handler]: none here.
+        std::vector<NodePtr> children = List(std::move(term));
+        if (!stepped) children.push_back(nullptr);
+        WM_PARSE_ASSIGN(optional, Make(stepped ? NodeKind::kOptional : NodeKind::kTry, begin, "",
+                                       std::move(children)));
         term = std::move(optional);
       } else if (At(TokenKind::kDot)) {
+        stepped = true;
         WM_PARSE_RETURN_IF_ERROR(Advance());
         if (At(TokenKind::kLeftBracket)) {
           WM_PARSE_ASSIGN(suffixed, ParseBracketSuffix(std::move(term), begin));

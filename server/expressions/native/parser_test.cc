@@ -57,10 +57,11 @@ TEST(ParserTest, PathsAndSuffixes) {
       {".[]?", ".[]?"},
       {".a[]", ".a[]"},
       {".a[]?", ".a[]?"},
-      {".a?", ".a?"},
-      {".a?.b", ".a?.b"},
-      {".a??", ".a??"},
-      {"..?", "(..)?"},
+      {".a?", "(try .a)"},
+      {".a?.b", "(try .a).b"},
+      {".a.b?", ".a.b?"},
+      {".a??", "(try (try .a))"},
+      {"..?", "(try ..)"},
       {"...a", "(..).a"},
       {".[1:2]", ".[1:2]"},
       {".[:2]", ".[:2]"},
@@ -80,8 +81,8 @@ TEST(ParserTest, PathsAndSuffixes) {
       {"1[0]", "(1)[0]"},
       {"(.a | .b).c", "(.a | .b).c"},
       {"(.a, .b)[]", "(.a , .b)[]"},
-      {"(1 + 2)?", "(1 + 2)?"},
-      {"f?", "f?"},
+      {"(1 + 2)?", "(try (1 + 2))"},
+      {"f?", "(try f)"},
       {"$__loc__", "$__loc__"},
       {"$m::v", "$m::v"},
       {"null.a", "null.a"},
@@ -109,7 +110,7 @@ TEST(ParserTest, Literals) {
       {"-(1)", "-1"},
       {"-(1 + 2)", "-(1 + 2)"},
       {"-.a.b", "-.a.b"},
-      {"-.a?", "-.a?"},
+      {"-.a?", "-(try .a)"},
       {"(-1).a", "(-1).a"},
       {"\"\"", "\"\""},
       {"\"abc\"", "\"abc\""},
@@ -143,7 +144,7 @@ TEST(ParserTest, StringsTemplatesAndFormats) {
       {"@base64", "@base64"},
       {"@base64d", "@base64d"},
       {"@0", "@0"},
-      {"@foo?, @bar\"\\(0)\"?, 1", "(((@foo)? , (@bar \"\\(0)\")?) , 1)"},
+      {"@foo?, @bar\"\\(0)\"?, 1", "(((try @foo) , (try @bar \"\\(0)\")) , 1)"},
       {"@json \"x\"", "@json \"x\""},
       {"@base64 \"x\\(.)y\"", "@base64 \"x\\(.)y\""},
       {"@sh \"echo \\(.a)\"", "@sh \"echo \\(.a)\""},
@@ -551,8 +552,11 @@ TEST(ParserTest, NulBytesAreErrorsNotTheEndOfTheProgram) {
 
 TEST(ParserTest, TreeKindsKeepWhatGojqEvaluatesDifferently) {
   auto tree = [](const char* source) { return Parse(source).value(); };
-  // Postfix ? is not try.
-  EXPECT_EQ(tree(".a?")->kind(), NodeKind::kOptional);
+  // Postfix ? after a step protects that step only; after a primary it is
+  // a try of the whole term (gojq: `(.a.b)?` catches `.a` failing too).
+  EXPECT_EQ(tree(".a.b?")->kind(), NodeKind::kOptional);
+  EXPECT_EQ(tree("(.a.b)?")->kind(), NodeKind::kTry);
+  EXPECT_EQ(tree(".a?")->kind(), NodeKind::kTry);
   EXPECT_EQ(tree("try .a")->kind(), NodeKind::kTry);
   EXPECT_EQ(tree("try .a")->child(1), nullptr);
   // Shorthand entries have no value.
@@ -743,9 +747,12 @@ class TreeGenerator {
         NodePtr to = !from || Pick(2) ? Expression(depth - 1) : nullptr;
         return Make(NodeKind::kSlice, List(Expression(depth - 1), std::move(from), std::move(to)));
       }
-      case 3:
-        return Make(Pick(2) ? NodeKind::kIterate : NodeKind::kOptional,
-                    List(Expression(depth - 1)));
+      case 3: {
+        // A postfix `?` is a kOptional only after a step (`x[]?`).
+        NodePtr iterate = Make(NodeKind::kIterate, List(Expression(depth - 1)));
+        if (Pick(2)) return iterate;
+        return Make(NodeKind::kOptional, List(std::move(iterate)));
+      }
       case 4:
         return Template(depth - 1, Pick(2) ? "" : "@base64");
       case 5: {

@@ -67,6 +67,9 @@ absl::StatusOr<Json> GetPath(const Json& root, const Json& path) {
   Json slice_holder;
   for (const Json& key : path) {
     if (current->is_null()) return Json(nullptr);
+    if (!current->is_structured()) {
+      return absl::FailedPreconditionError("a path steps into " + TypePreview(*current));
+    }
     if (key.is_string() && current->is_object()) {
       auto it = current->find(key.get_ref<const std::string&>());
       if (it == current->end()) return Json(nullptr);

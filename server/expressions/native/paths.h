@@ -13,6 +13,8 @@
 namespace wm::expressions::native {
 
 // The value at `path` (null past a missing key). REQUIRES: path.is_array().
+// FailedPrecondition when the path steps into a scalar (gojq reports that
+// against the whole input), InvalidArgument for a key of the wrong type.
 absl::StatusOr<Json> GetPath(const Json& root, const Json& path);
 
 // Sets the value at `path` in `root`, creating containers along the way.

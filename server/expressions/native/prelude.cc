@@ -24,9 +24,8 @@ def strings: select(type == "string");
 def nulls: select(. == null);
 def values: select(. != null);
 def scalars: select(type | . != "array" and . != "object");
-def finites: select(isinfinite or isnan | not);
+def finites: select(isfinite);
 def normals: select(isnormal);
-def isvalid(f): try (f | true) catch false;
 def combinations:
   if length == 0 then [] else .[0][] as $x | [$x] + (.[1:] | combinations) end;
 def combinations(n): [limit(n; repeat(.))] | combinations;
@@ -45,7 +44,6 @@ def nth($n; g):
 def del(f): delpaths([path(f)]);
 def paths: path(..) | select(. != []);
 def paths(f): path(.. | select(f)) | select(. != []);
-def leaf_paths: paths(scalars);
 def pick(f): . as $v | reduce path(f) as $p (null; setpath($p; $v | getpath($p)));
 def match($re; $flags): _match($re; $flags; false)[];
 def match($re): match($re; null);
@@ -70,7 +68,6 @@ def sub($re; str; $flags):
 def sub($re; str): sub($re; str; null);
 def gsub($re; str): sub($re; str; "g");
 def gsub($re; str; $flags): sub($re; str; $flags + "g");
-def ascii: [.] | implode;
 def INDEX(stream; idx_expr): reduce stream as $row ({}; .[$row | idx_expr | tostring] = $row);
 def INDEX(idx_expr): INDEX(.[]; idx_expr);
 def IN(s): any(s == .; .);

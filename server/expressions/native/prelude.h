@@ -6,11 +6,12 @@
 namespace wm::expressions::native {
 
 // The builtins written in jq, with the meanings gojq's builtin.jq gives
-// them (builtins.h has those written in C++). Not on the list, so a
-// compile error: input/inputs/$ENV/env (no other inputs and no
-// environment), date and time functions, streaming (tostream, fromstream,
-// truncate_stream), getpath/2, SQL-style INDEX/IN helpers beyond IN/1, and
-// ltrimstr-like functions gojq lacks.
+// them (builtins.h has those written in C++). The two lists together are
+// gojq v0.12.19's builtins minus what a definition cannot use: input and
+// inputs, $ENV and env, date and time functions, streaming (tostream,
+// fromstream, truncate_stream), JOIN, halt, and the math library beyond
+// floor, ceil, round, sqrt and fabs. Those, and names gojq lacks too
+// (toarray, keys_unsorted), are compile errors naming the function.
 absl::string_view PreludeSource();
 
 }  // namespace wm::expressions::native

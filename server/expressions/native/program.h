@@ -102,6 +102,7 @@ struct Op {
   OpKind kind = OpKind::kIdentity;
   NodeKind binary = NodeKind::kAdd;  // kBinary, kUpdate
   bool optional = false;             // kIndex, kSlice, kIterate: a `?` step
+  bool text_run = false;             // kConstant: a literal run of a kTemplate
   int depth = 0;
   int slots = 0;  // kBind, kReduce, kForeach: variables bound
   Span span;

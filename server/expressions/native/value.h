@@ -41,6 +41,9 @@ class Value {
   Value Member(const Json& member) const { return Value(&member, owner_); }
 
   const Json& json() const { return *json_; }
+  // Whether the value is a view of a document someone else owns (the
+  // input, a literal), as opposed to one the evaluation computed.
+  bool borrowed() const { return owner_ == nullptr; }
   const Json& operator*() const { return *json_; }
   const Json* operator->() const { return json_; }
 
