@@ -1,12 +1,15 @@
 #include "server/rpc/workload_index.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <random>
 #include <set>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "server/common/cpus.h"
 #include "server/common/json_path.h"
 #include "server/resolution/resolver.h"
 
@@ -143,6 +146,10 @@ WorkloadIndex::~WorkloadIndex() { Stop(); }
 void WorkloadIndex::AddCluster(Cluster* cluster) { clusters_.push_back(cluster); }
 
 void WorkloadIndex::Start() {
+  int threads = options_.resolver_threads > 0 ? options_.resolver_threads
+                                              : std::min(4, std::max(1, AvailableCpus()));
+  helper_count_ = threads - 1;
+  if (helper_count_ > 0) helpers_ = std::make_unique<WorkPool>(helper_count_);
   resolver_ = std::thread([this] { Run(); });
 }
 
@@ -153,6 +160,7 @@ void WorkloadIndex::Stop() {
   }
   queue_cv_.notify_all();
   if (resolver_.joinable()) resolver_.join();
+  helpers_.reset();
 }
 
 Cluster* WorkloadIndex::FindCluster(const std::string& name) const {
@@ -252,20 +260,9 @@ void WorkloadIndex::Run() {
     std::vector<WorkloadKey> affected;
     for (const Pending& change : batch) Affected(change, &affected);
     dirty.insert(affected.begin(), affected.end());
-    for (const WorkloadKey& key : dirty) {
-      Cluster* cluster = FindCluster(key.cluster);
-      auto store = cluster->view().StoreFor(key.gvk);
-      auto object = store ? store->Get(key.key) : nullptr;
-      if (!object || !Covered(*cluster, key.gvk) || InsideCoveredWorkload(*cluster, *object)) {
-        // Gone, not covered, or inside a covered workload (a JobSet's Jobs,
-        // a Job's pods): only the workloads at the top are kept, the rest
-        // is resolved on request (ResolveNow). Watches and lists carry the
-        // top only, and a cluster's pods would otherwise each hold a view.
-        Publish(key, nullptr);
-      } else {
-        Publish(key, Resolve(*cluster, key.gvk, std::move(object)));
-      }
-    }
+    std::vector<WorkloadKey> keys(dirty.begin(), dirty.end());
+    std::vector<std::shared_ptr<WorkloadView>> views = ResolveBatch(keys);
+    for (size_t i = 0; i < keys.size(); ++i) Publish(keys[i], std::move(views[i]));
     {
       // Counted before going idle, so that WaitForIdle() sees the batch.
       std::unique_lock lock(mu_);
@@ -275,6 +272,46 @@ void WorkloadIndex::Run() {
     busy_ = false;
     if (queue_.empty() && redefined_.empty()) queue_cv_.notify_all();
   }
+}
+
+std::shared_ptr<WorkloadView> WorkloadIndex::ResolveKey(const WorkloadKey& key) {
+  Cluster* cluster = FindCluster(key.cluster);
+  auto store = cluster->view().StoreFor(key.gvk);
+  auto object = store ? store->Get(key.key) : nullptr;
+  if (!object || !Covered(*cluster, key.gvk) || InsideCoveredWorkload(*cluster, *object)) {
+    // Gone, not covered, or inside a covered workload (a JobSet's Jobs, a
+    // Job's pods): only the workloads at the top are kept, the rest is
+    // resolved on request (ResolveNow). Watches and lists carry the top
+    // only, and a cluster's pods would otherwise each hold a view.
+    return nullptr;
+  }
+  return Resolve(*cluster, key.gvk, std::move(object));
+}
+
+std::vector<std::shared_ptr<WorkloadView>> WorkloadIndex::ResolveBatch(
+    const std::vector<WorkloadKey>& keys) {
+  std::vector<std::shared_ptr<WorkloadView>> views(keys.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < keys.size(); i = next++) views[i] = ResolveKey(keys[i]);
+  };
+  // Helpers only for batches worth a hand-off (a start, a relist, a
+  // definition change); a single change is resolved here.
+  int helpers = helpers_ == nullptr || keys.size() < 2 ? 0 : helper_count_;
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int running = helpers;
+  for (int h = 0; h < helpers; ++h) {
+    helpers_->Post([&] {
+      work();
+      std::unique_lock lock(done_mu);
+      if (--running == 0) done_cv.notify_one();
+    });
+  }
+  work();
+  std::unique_lock lock(done_mu);
+  done_cv.wait(lock, [&] { return running == 0; });
+  return views;
 }
 
 void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_limit,

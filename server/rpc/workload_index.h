@@ -17,6 +17,7 @@
 #include "server/expressions/engine.h"
 #include "server/kube/store.h"
 #include "server/rpc/cluster.h"
+#include "server/rpc/work_pool.h"
 #include "workloadmap/v1/service.pb.h"
 
 namespace wm::rpc {
@@ -66,22 +67,26 @@ struct WorkloadEvent {
 // cache changes are queued by the informers' dispatch threads, and one
 // resolver thread coalesces them into the set of affected workloads (the
 // changed object if a definition covers its kind, and every covered object
-// up its controller chain), resolves those and publishes new views with a
-// revision. Only workloads at the top of their controller chains are kept:
-// an object inside a covered workload (a JobSet's Jobs, a Job's pods) is
-// resolved on request by ResolveNow, so a cluster's pods do not each hold a
-// view. Reads (Get, List) are snapshot reads that run no expression.
-// Subscribers see every published change in revision order. A subscriber
-// that resumes after a disconnect gets each workload's latest change since
-// its revision (intermediate states are skipped, as after a relist), which
-// the current views and a bounded list of deletions provide: memory does not
-// grow with the rate of change.
+// up its controller chain), resolves those (with helper threads, see
+// Options::resolver_threads) and publishes new views with a revision. Only workloads at the top of
+// their controller chains are kept: an object inside a covered workload (a JobSet's Jobs, a Job's
+// pods) is resolved on request by ResolveNow, so a cluster's pods do not each hold a view. Reads
+// (Get, List) are snapshot reads that run no expression. Subscribers see every published change in
+// revision order. A subscriber that resumes after a disconnect gets each workload's latest change
+// since its revision (intermediate states are skipped, as after a relist), which the current views
+// and a bounded list of deletions provide: memory does not grow with the rate of change.
 class WorkloadIndex {
  public:
   struct Options {
     // Deletions of top-level workloads remembered for resuming watches;
     // resuming from before the last one forgotten is refused (OutOfRange).
     size_t history = 10000;
+    // Threads resolving one batch of changes together (the resolver thread
+    // and resolver_threads - 1 helpers); 0: one per usable CPU, at most 4.
+    // A batch's views are published by the resolver thread alone, in key
+    // order, after the whole batch is resolved: each workload's views stay
+    // in order and subscribers see one writer.
+    int resolver_threads = 0;
   };
   // Called on the resolver thread with each event; must not block.
   using Listener = std::function<void(const WorkloadEvent&)>;
@@ -159,11 +164,18 @@ class WorkloadIndex {
   std::shared_ptr<WorkloadView> Resolve(const Cluster& cluster, const kube::Gvk& gvk,
                                         std::shared_ptr<const kube::CachedObject> object);
   void Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView> view);
+  // The views of `keys` (null for those to drop), resolved by the resolver
+  // thread and the helpers together.
+  std::vector<std::shared_ptr<WorkloadView>> ResolveBatch(const std::vector<WorkloadKey>& keys);
+  std::shared_ptr<WorkloadView> ResolveKey(const WorkloadKey& key);
 
   expressions::Engine& engine_;
   const Options options_;
   std::vector<Cluster*> clusters_;
   std::thread resolver_;
+  // Helpers of the resolver thread (resolver_threads - 1 of them).
+  std::unique_ptr<WorkPool> helpers_;
+  int helper_count_ = 0;
 
   mutable std::mutex queue_mu_;
   mutable std::condition_variable queue_cv_;
