@@ -2,6 +2,7 @@
 // differential test, catalog_gojq, holds it to gojq itself over the
 // catalogs).
 
+#include <algorithm>
 #include <string>
 #include <thread>
 #include <vector>
@@ -235,23 +236,31 @@ TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
   options.max_built_bytes = 64 << 20;
   auto engine = NewNativeEngine(options);
   ASSERT_TRUE(engine.ok());
+  // Which bound ends an evaluation first depends on the build (a sanitizer
+  // build is slower and has larger frames), so each names the bounds that
+  // may end it; every one must end with a bound, never a crash.
+  using Code = absl::StatusCode;
+  const std::vector<Code> kStackOrTime = {Code::kResourceExhausted, Code::kDeadlineExceeded};
+  const std::vector<Code> kAnyBound = {Code::kResourceExhausted, Code::kDeadlineExceeded,
+                                       Code::kInvalidArgument};
   struct Hostile {
     const char* expression;
-    absl::StatusCode code;
+    std::vector<Code> codes;
   };
   for (const Hostile& h : {
-           Hostile{"def f: f; f", absl::StatusCode::kResourceExhausted},
-           Hostile{"def f: 1 + f; f", absl::StatusCode::kResourceExhausted},
-           Hostile{"[range(1e9)]", absl::StatusCode::kResourceExhausted},
-           Hostile{"repeat(.)", absl::StatusCode::kInvalidArgument},
-           Hostile{"\"x\" * 1e9", absl::StatusCode::kInvalidArgument},
-           Hostile{"[limit(1e8; repeat(1))]", absl::StatusCode::kResourceExhausted},
-           Hostile{"last(range(1e12))", absl::StatusCode::kDeadlineExceeded},
-           Hostile{"try (def f: f; f) catch 1", absl::StatusCode::kResourceExhausted},
+           Hostile{"def f: f; f", kStackOrTime},
+           Hostile{"def f: 1 + f; f", kStackOrTime},
+           Hostile{"[range(1e9)]", kStackOrTime},
+           Hostile{"repeat(.)", kAnyBound},
+           Hostile{"\"x\" * 1e9", {Code::kInvalidArgument}},
+           Hostile{"[limit(1e8; repeat(1))]", kStackOrTime},
+           Hostile{"last(range(1e12))", {Code::kDeadlineExceeded}},
+           Hostile{"try (def f: f; f) catch 1", kStackOrTime},
        }) {
     auto outputs = Evaluate(**engine, h.expression, Json(nullptr));
     ASSERT_FALSE(outputs.ok()) << h.expression;
-    EXPECT_EQ(outputs.status().code(), h.code) << h.expression << ": " << outputs.status();
+    EXPECT_NE(std::find(h.codes.begin(), h.codes.end(), outputs.status().code()), h.codes.end())
+        << h.expression << ": " << outputs.status();
   }
   std::string nested = std::string(10000, '(') + "1" + std::string(10000, ')');
   auto deep = Evaluate(**engine, nested, Json(nullptr));
