@@ -3,15 +3,17 @@
 #include <yaml-cpp/yaml.h>
 #include <yaml.h>
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
-#include <regex>
 #include <sstream>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_reader.h"
@@ -19,37 +21,79 @@
 namespace wm {
 namespace {
 
+// Whether s[from..] is one or more characters `is` accepts.
+bool AllOf(absl::string_view s, size_t from, bool (*is)(char)) {
+  if (from >= s.size()) return false;
+  for (size_t i = from; i < s.size(); ++i) {
+    if (!is(s[i])) return false;
+  }
+  return true;
+}
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsOctal(char c) { return c >= '0' && c <= '7'; }
+bool IsHexDigit(char c) { return absl::ascii_isxdigit(static_cast<unsigned char>(c)); }
+
+// [-+]?[0-9]+
+bool IsInteger(absl::string_view s) {
+  return AllOf(s, !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0, IsDigit);
+}
+
+// [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool IsFloat(absl::string_view s) {
+  size_t i = !s.empty() && (s[0] == '-' || s[0] == '+') ? 1 : 0;
+  size_t digits = 0, fraction = 0;
+  while (i < s.size() && IsDigit(s[i])) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++fraction;
+  }
+  if (digits == 0 && fraction == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t exponent = 0;
+    while (i < s.size() && IsDigit(s[i])) ++i, ++exponent;
+    if (exponent == 0) return false;
+  }
+  return i == s.size();
+}
+
 // Types a plain (unquoted, untagged) scalar by the YAML 1.2 core schema.
+// Hand-written rather than std::regex: snapshots and manifests hold
+// hundreds of thousands of scalars, and std::regex costs microseconds each.
 Json ResolvePlainScalar(const std::string& s) {
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     return nullptr;
   }
   if (s == "true" || s == "True" || s == "TRUE") return true;
   if (s == "false" || s == "False" || s == "FALSE") return false;
-  static const std::regex kInt("[-+]?[0-9]+");
-  static const std::regex kOct("0o[0-7]+");
-  static const std::regex kHex("0x[0-9a-fA-F]+");
-  static const std::regex kFloat("[-+]?(\\.[0-9]+|[0-9]+(\\.[0-9]*)?)([eE][-+]?[0-9]+)?");
-  static const std::regex kInf("[-+]?\\.(inf|Inf|INF)");
-  static const std::regex kNan("\\.(nan|NaN|NAN)");
-  if (std::regex_match(s, kInt)) {
+  if (IsInteger(s)) {
     int64_t v;
     if (absl::SimpleAtoi(s, &v)) return v;
     double d;
     if (absl::SimpleAtod(s, &d)) return d;
   }
-  if (std::regex_match(s, kOct)) {
-    return static_cast<int64_t>(std::stoll(s.substr(2), nullptr, 8));
+  // 0o17 and 0x1F; ones too large for an int64 stay text.
+  struct Radix {
+    const char* prefix;
+    int base;
+    bool (*is)(char);
+  };
+  for (const Radix& radix : {Radix{"0o", 8, &IsOctal}, Radix{"0x", 16, &IsHexDigit}}) {
+    const auto& [prefix, base, is] = radix;
+    if (absl::StartsWith(s, prefix) && AllOf(s, 2, is)) {
+      int64_t v = 0;
+      auto result = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
+      if (result.ec == std::errc() && result.ptr == s.data() + s.size()) return v;
+      return s;
+    }
   }
-  if (std::regex_match(s, kHex)) {
-    return static_cast<int64_t>(std::stoll(s.substr(2), nullptr, 16));
-  }
-  if (std::regex_match(s, kFloat)) {
+  if (IsFloat(s)) {
     double d;
     if (absl::SimpleAtod(s, &d)) return d;
   }
-  // JSON has no infinities or NaN; keep them as the text they were.
-  if (std::regex_match(s, kInf) || std::regex_match(s, kNan)) return s;
+  // Everything else, infinities and NaN included (JSON has neither), is
+  // the text it was.
   return s;
 }
 

@@ -26,6 +26,19 @@ k: -7
     "g":"text","h":16,"i":[1,"x"],"j":{},"k":-7})"));
 }
 
+// Octal and hex integers too large for an int64 stay text (std::stoll
+// threw out_of_range on them, which ended the process); the other
+// core-schema forms keep their types.
+TEST(YamlJsonTest, OversizedOctalAndHexStayText) {
+  auto docs = ParseYamlDocuments(
+      "a: 0o777777777777777777777777\nb: 0xffffffffffffffffffff\nc: 0o17\nd: 0x1F\n"
+      "e: .5\nf: 1e3\ng: +3\nh: 1e\ni: 0o8\nj: .inf\n");
+  ASSERT_TRUE(docs.ok()) << docs.status();
+  EXPECT_EQ((*docs)[0], Json::parse(R"({"a":"0o777777777777777777777777",
+    "b":"0xffffffffffffffffffff","c":15,"d":31,"e":0.5,"f":1000.0,"g":3,"h":"1e","i":"0o8",
+    "j":".inf"})"));
+}
+
 TEST(YamlJsonTest, MultiDocumentAndErrors) {
   auto docs = ParseYamlDocuments("a: 1\n---\n---\nb: 2\n");
   ASSERT_TRUE(docs.ok());
