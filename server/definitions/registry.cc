@@ -44,9 +44,7 @@ bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
   }
   bool invalid = !validated || std::any_of(parsed.findings.begin(), parsed.findings.end(),
                                            [](const Finding& f) { return f.is_error(); });
-  // An engine that compiles in microseconds compiles every definition as
-  // it is added, so all compile errors show at load.
-  if (!invalid && (compile_now || engine_.compiles_cheaply())) {
+  if (!invalid && compile_now) {
     std::vector<Finding> findings;
     auto compiled = CompileDefinition(*validated, engine_, &findings);
     if (!compiled.ok()) {

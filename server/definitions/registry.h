@@ -21,9 +21,7 @@ namespace wm::definitions {
 // for the same root GVK; two from the same origin for one GVK make that GVK
 // ambiguous. Definitions are parsed and validated when added and compiled
 // on first use (compiling a definition costs libjq tens to hundreds of
-// milliseconds; a listing needs none), or at once when the engine compiles
-// cheaply (the native engine: the whole catalog in ~20 ms), so that every
-// compile error is reported at load. Adding is not thread-safe: build a
+// milliseconds; a listing needs none). Adding is not thread-safe: build a
 // registry, then share it; ForKind and All are safe from many threads.
 class Registry {
  public:

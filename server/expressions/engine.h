@@ -79,11 +79,6 @@ class Engine {
   virtual absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) = 0;
 
   virtual const EvalLimits& limits() const = 0;
-
-  // Whether compiling costs so little (microseconds per expression) that
-  // callers should compile everything they load at once and report every
-  // error then, rather than on first use.
-  virtual bool compiles_cheaply() const { return false; }
 };
 
 }  // namespace wm::expressions

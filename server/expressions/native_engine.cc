@@ -173,7 +173,6 @@ class NativeEngine : public Engine {
   }
 
   const EvalLimits& limits() const override { return options_.limits; }
-  bool compiles_cheaply() const override { return true; }
 
  private:
   std::unique_ptr<const native::Prelude> prelude_;
