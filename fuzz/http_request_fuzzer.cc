@@ -103,10 +103,16 @@ HttpServer& Server() {
   return *server;
 }
 
+// Every blocking call below is retried on EINTR: libFuzzer's -timeout runs an
+// interval timer whose SIGALRM handler is installed without SA_RESTART, so a
+// send or recv that happens to be waiting when it fires fails with EINTR.
+// That is the fuzzer's own signal, not the server's answer.
+
 // A connected socket to the server. Thousands of connections a second can
 // run the loopback out of ephemeral ports for a moment (EADDRNOTAVAIL), or
 // fill the listen queue; that is the fuzzer's own load, not the server's
-// answer, so connecting is retried for a bounded time.
+// answer, so connecting is retried for a bounded time. A connect interrupted
+// by a signal goes on in the background; it is abandoned for a fresh one.
 int Connect() {
   sockaddr_in address{};
   address.sin_family = AF_INET;
@@ -141,6 +147,7 @@ std::string RoundTrip(absl::string_view bytes) {
   size_t sent = 0;
   while (sent < bytes.size()) {
     ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server answered early and closed
     sent += n;
   }
@@ -149,6 +156,7 @@ std::string RoundTrip(absl::string_view bytes) {
   char buffer[4096];
   while (true) {
     ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno == EAGAIN) Check(false, "the server neither answered nor closed");
     if (n <= 0) break;
     out.append(buffer, n);
