@@ -69,13 +69,12 @@ const Workload& SeedJobSet() {
   return *w;
 }
 
-// Upstream's RayCluster definition (a conformance input) over a cluster with
-// a head and 64 worker groups of 4 GPU workers each.
+// Our catalog's RayCluster definition over a cluster with a head and 64
+// worker groups of 4 GPU workers each.
 const Workload& RayCluster64() {
   static Workload* w = [] {
     auto* w = new Workload;
-    w->def = Load(std::string(WM_SHARED_DIR) +
-                  "/conformance/upstream-catalog/ray-io-raycluster-v1.yaml");
+    w->def = Load(std::string(WM_SOURCE_DIR) + "/catalog/ray-io-raycluster-v1.yaml");
     Json groups = Json::array();
     for (int g = 0; g < 64; ++g) {
       groups.push_back(

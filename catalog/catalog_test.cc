@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/optional_input.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
@@ -308,23 +309,36 @@ TEST(CatalogTest, EveryCasePasses) {
   std::cout << cases << " catalog cases\n";
 }
 
-// openAPIV3Schema of every served version of every CRD under ../shared/crds,
-// by "group/version/Kind".
-std::map<std::string, Json> CrdSchemas() {
-  std::map<std::string, Json> schemas;
-  for (const auto& e : fs::recursive_directory_iterator(std::string(WM_SHARED_DIR) + "/crds")) {
-    if (e.path().extension() != ".yaml") continue;
-    auto docs = ReadYamlFile(e.path().string());
+// The CustomResourceDefinitions of the YAML files under `dir`.
+std::vector<Json> CrdsIn(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path().string());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<Json> crds;
+  for (const std::string& file : files) {
+    auto docs = ReadYamlFile(file);
+    EXPECT_TRUE(docs.ok()) << file << ": " << docs.status();
     if (!docs.ok()) continue;
-    for (const Json& crd : *docs) {
-      if (crd.value("kind", "") != "CustomResourceDefinition") continue;
-      const Json& spec = crd["spec"];
-      for (const Json& v : spec.value("versions", Json::array())) {
-        if (!v.contains("schema")) continue;
-        schemas[absl::StrCat(spec["group"].get<std::string>(), "/", v["name"].get<std::string>(),
-                             "/", spec["names"]["kind"].get<std::string>())] =
-            v["schema"]["openAPIV3Schema"];
-      }
+    for (const Json& doc : *docs) {
+      if (doc.value("kind", "") == "CustomResourceDefinition") crds.push_back(doc);
+    }
+  }
+  return crds;
+}
+
+// openAPIV3Schema of every served version of the CRDs under `dir`, by
+// "group/version/Kind".
+std::map<std::string, Json> CrdSchemas(const std::string& dir) {
+  std::map<std::string, Json> schemas;
+  for (const Json& crd : CrdsIn(dir)) {
+    const Json& spec = crd["spec"];
+    for (const Json& v : spec.value("versions", Json::array())) {
+      if (!v.contains("schema")) continue;
+      schemas[absl::StrCat(spec["group"].get<std::string>(), "/", v["name"].get<std::string>(), "/",
+                           spec["names"]["kind"].get<std::string>())] =
+          v["schema"]["openAPIV3Schema"];
     }
   }
   return schemas;
@@ -348,46 +362,141 @@ std::map<std::string, Json> CoreSchemas() {
   return schemas;
 }
 
-// Every jq path a definition reads from the workload exists in the real
-// schema of its kind: the CRD's, or the API server's for built-in kinds
-// (for the kinds whose schema we have).
-TEST(CatalogTest, PathsExistInTheSchemas) {
-  auto schemas = CrdSchemas();
-  auto core = CoreSchemas();
-  EXPECT_EQ(core.size(), 7u) << "catalog/schemas/core: run scripts/extract-core-schemas";
-  for (const auto& [kind, schema] : core) {
-    EXPECT_FALSE(schemas.contains(kind)) << kind << " has both a CRD and a built-in schema";
-    schemas[kind] = schema;
-  }
-  int linted = 0, linted_core = 0;
-  std::set<std::string> unused;
-  for (const auto& [kind, schema] : core) unused.insert(kind);
+// Lints every definition whose root kind has a schema in `schemas` and
+// returns the kinds linted.
+std::set<std::string> LintAgainst(const std::map<std::string, Json>& schemas) {
+  std::set<std::string> linted;
   for (const std::string& file : DefinitionFiles()) {
     auto parsed = definitions::LoadDefinitionFiles(file).value();
-    ASSERT_TRUE(parsed[0].definition.has_value()) << file;
+    EXPECT_TRUE(parsed[0].definition.has_value()) << file;
+    if (!parsed[0].definition) continue;
     const auto& def = *parsed[0].definition;
     std::string kind =
         absl::StrCat(def.root.kind->group, "/", def.root.kind->version, "/", def.root.kind->kind);
     auto it = schemas.find(kind);
     if (it == schemas.end()) continue;
-    ++linted;
-    if (unused.erase(kind) > 0) ++linted_core;
+    linted.insert(kind);
     for (const Finding& f : definitions::LintAgainstSchema(def, it->second)) {
       ADD_FAILURE() << def.name << ": " << f.ToString();
     }
   }
+  return linted;
+}
+
+// Every jq path a definition of a built-in kind reads from the workload
+// exists in the API server's schema of that kind.
+TEST(CatalogTest, PathsExistInTheBuiltInSchemas) {
+  auto core = CoreSchemas();
+  EXPECT_EQ(core.size(), 7u) << "catalog/schemas/core: run scripts/extract-core-schemas";
+  std::set<std::string> linted = LintAgainst(core);
   const char* filter = std::getenv("WM_CATALOG_FILTER");
   if (filter == nullptr || *filter == '\0') {
-    EXPECT_TRUE(unused.empty()) << "no definition for the built-in schema of "
-                                << absl::StrJoin(unused, ", ");
+    for (const auto& [kind, schema] : core) {
+      EXPECT_TRUE(linted.contains(kind)) << "no definition for the built-in schema of " << kind;
+    }
   }
-  std::cout << linted << " definitions checked against their schema (" << linted - linted_core
-            << " CRD, " << linted_core << " built-in)\n";
+  std::cout << linted.size() << " definitions checked against a built-in schema\n";
+}
+
+// The same against the frameworks' real CRDs (external data).
+TEST(CatalogTest, PathsExistInTheRealCrdSchemas) {
+  WM_REQUIRE_CRDS_DIR(crds, "the frameworks' real CRDs");
+  auto schemas = CrdSchemas(crds);
+  for (const auto& [kind, schema] : CoreSchemas()) {
+    EXPECT_FALSE(schemas.contains(kind)) << kind << " has both a CRD and a built-in schema";
+  }
+  std::set<std::string> linted = LintAgainst(schemas);
+  EXPECT_GT(linted.size(), 20u);
+  std::cout << linted.size() << " definitions checked against their CRD's schema\n";
+}
+
+const std::string kTestbedCrds = std::string(WM_SOURCE_DIR) + "/integration_tests/testbed/crds";
+
+// Every group/version/Kind our catalog names (roots, children, additional
+// child kinds) outside the API groups kube-apiserver serves itself.
+std::set<std::string> CatalogCustomKinds() {
+  static const std::set<std::string> kBuiltInGroups = {
+      "", "apps", "batch", "autoscaling", "policy", "networking.k8s.io"};
+  std::set<std::string> kinds;
+  auto add = [&](const definitions::GroupVersionKind& k) {
+    if (!kBuiltInGroups.contains(k.group)) kinds.insert(absl::StrCat(k.ApiVersion(), "/", k.kind));
+  };
+  for (const std::string& file : DefinitionFiles()) {
+    auto parsed = definitions::LoadDefinitionFiles(file).value();
+    if (!parsed[0].definition) continue;
+    const auto& def = *parsed[0].definition;
+    if (def.root.kind) add(*def.root.kind);
+    for (const auto& child : def.children) {
+      if (child.kind) add(*child.kind);
+    }
+    for (const auto& k : def.additional_child_kinds) add(k);
+  }
+  return kinds;
+}
+
+// The testbed serves every kind the catalog covers from CRDs we wrote
+// (integration_tests/testbed/crds), so that the demo and the integration
+// tests need nothing outside the repository: each served, with a status
+// subresource, under a schema that keeps every field.
+TEST(CatalogTest, TestbedCrdsServeEveryKindOfTheCatalog) {
+  std::set<std::string> served;
+  for (const Json& crd : CrdsIn(kTestbedCrds)) {
+    const Json& spec = crd["spec"];
+    std::string group = spec["group"], plural = spec["names"]["plural"];
+    EXPECT_EQ(crd["metadata"]["name"], plural + "." + group);
+    int storage = 0;
+    for (const Json& v : spec["versions"]) {
+      std::string name = v["name"];
+      storage += v.value("storage", false) ? 1 : 0;
+      EXPECT_TRUE(v.value("served", false)) << plural << " " << name;
+      EXPECT_TRUE(v.contains("subresources") && v["subresources"].contains("status"))
+          << plural << " " << name << " has no status subresource";
+      EXPECT_EQ(v["schema"]["openAPIV3Schema"].value("x-kubernetes-preserve-unknown-fields", false),
+                true)
+          << plural << " " << name;
+      served.insert(absl::StrCat(group, "/", name, "/", spec["names"]["kind"].get<std::string>()));
+    }
+    EXPECT_EQ(storage, 1) << plural << ": exactly one storage version";
+  }
+  for (const std::string& kind : CatalogCustomKinds()) {
+    EXPECT_TRUE(served.contains(kind)) << kind << " has no CRD in " << kTestbedCrds;
+  }
+}
+
+// Where the real CRDs are at hand, ours agree with them on what clients see:
+// plural, scope and the served versions the catalog uses.
+TEST(CatalogTest, TestbedCrdsAgreeWithTheRealOnes) {
+  WM_REQUIRE_CRDS_DIR(real_dir, "the frameworks' real CRDs");
+  std::map<std::string, Json> real;  // "group/Kind" -> spec
+  for (const Json& crd : CrdsIn(real_dir)) {
+    real[absl::StrCat(crd["spec"]["group"].get<std::string>(), "/",
+                      crd["spec"]["names"]["kind"].get<std::string>())] = crd["spec"];
+  }
+  int compared = 0;
+  for (const Json& crd : CrdsIn(kTestbedCrds)) {
+    const Json& ours = crd["spec"];
+    std::string key = absl::StrCat(ours["group"].get<std::string>(), "/",
+                                   ours["names"]["kind"].get<std::string>());
+    auto it = real.find(key);
+    if (it == real.end()) continue;  // a framework whose CRDs are not in the set
+    ++compared;
+    EXPECT_EQ(ours["names"]["plural"], it->second["names"]["plural"]) << key;
+    EXPECT_EQ(ours["scope"], it->second["scope"]) << key;
+    for (const Json& v : ours["versions"]) {
+      bool served = false;
+      for (const Json& r : it->second["versions"]) {
+        served |= r["name"] == v["name"] && r.value("served", false);
+      }
+      EXPECT_TRUE(served) << key << " " << v["name"] << " is not served by the real CRD";
+    }
+  }
+  EXPECT_GT(compared, 20);
 }
 
 // Every recorded real-operator frame whose state is known resolves, with our
 // catalog's definition for its kind, to statuses that contain that state.
 TEST(CatalogTest, ReplayRecordedFramesWithOurCatalog) {
+  WM_REQUIRE_CONFORMANCE_DIR(recorded, "recorded", "upstream's recorded operator frames");
   std::map<std::string, std::shared_ptr<const CompiledDefinition>> by_kind;
   for (const std::string& file : DefinitionFiles()) {
     std::string error;
@@ -397,8 +506,7 @@ TEST(CatalogTest, ReplayRecordedFramesWithOurCatalog) {
     by_kind[absl::StrCat(k.ApiVersion(), "/", k.kind)] = def;
   }
   int frames = 0, contained = 0, uncovered = 0;
-  for (const auto& e :
-       fs::recursive_directory_iterator(std::string(WM_SHARED_DIR) + "/conformance/recorded")) {
+  for (const auto& e : fs::recursive_directory_iterator(recorded)) {
     if (e.path().extension() != ".yaml") continue;
     Json recording = ReadYamlFile(e.path().string()).value().at(0);
     int index = 0;
@@ -424,8 +532,8 @@ TEST(CatalogTest, ReplayRecordedFramesWithOurCatalog) {
       ASSERT_TRUE(s.ok()) << e.path() << " event " << index << ": " << s;
       bool has = std::find(got.begin(), got.end(), event["state"]) != got.end();
       contained += has;
-      EXPECT_TRUE(has) << fs::relative(e.path(), std::string(WM_SHARED_DIR)) << " event " << index
-                       << ": want " << event["state"] << " in [" << absl::StrJoin(got, ",") << "] ("
+      EXPECT_TRUE(has) << fs::relative(e.path(), recorded) << " event " << index << ": want "
+                       << event["state"] << " in [" << absl::StrJoin(got, ",") << "] ("
                        << it->second->definition->name << ")";
     }
   }

@@ -22,7 +22,7 @@ Result RunOffline(std::vector<std::string> argv, const std::string& stdin_text =
 }
 
 const std::string kSeed = std::string(WM_SOURCE_DIR) + "/integration_tests/seed/";
-const std::string kUpstream = std::string(WM_SHARED_DIR) + "/conformance/upstream-catalog/";
+const std::string kCatalog = std::string(WM_SOURCE_DIR) + "/catalog/";
 
 TEST(WmctlTest, DescribeSeedManifest) {
   Result r = RunOffline({"describe", "-f", kSeed + "jobset.yaml"});
@@ -177,9 +177,9 @@ spec:
 
 TEST(WmctlTest, ValidateFormatsAndExitCodes) {
   Result ok =
-      RunOffline({"validate", kUpstream + "jobset-x-k8s-io-jobset-v1alpha2.yaml", "--offline"});
+      RunOffline({"validate", kCatalog + "jobset-x-k8s-io-jobset-v1alpha2.yaml", "--offline"});
   EXPECT_EQ(ok.code, 0) << ok.err;
-  EXPECT_THAT(ok.out, HasSubstr("OK: " + kUpstream +
+  EXPECT_THAT(ok.out, HasSubstr("OK: " + kCatalog +
                                 "jobset-x-k8s-io-jobset-v1alpha2.yaml is a valid Karta definition "
                                 "(GVK: jobset.x-k8s.io/v1alpha2, Kind=JobSet)"));
   Result bad = RunOffline({"validate", "-", "--offline"}, R"yaml(

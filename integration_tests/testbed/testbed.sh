@@ -12,12 +12,15 @@
 #   testbed.sh start-apiserver DIR    start it again with the same flags
 #   testbed.sh compact DIR    compact etcd at its current revision
 #
-# Environment: WM_TESTBED_CRDS=0 skips the framework CRDs (faster start);
-# WM_TESTBED_CACHE as for build.sh.
+# Environment: the framework CRDs are this project's own (crds/: the names,
+# scope and versions of every kind the catalog covers, with a schema that
+# accepts anything) unless WM_CRDS_DIR names a directory of the frameworks'
+# real CRDs; WM_TESTBED_CRDS=0 skips them (faster start); WM_TESTBED_CACHE as
+# for build.sh.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
-shared="${WM_SHARED_DIR:-$repo/../shared}"
+crds_dir="${WM_CRDS_DIR:-$here/crds}"
 
 cmd="${1:?usage: testbed.sh start|stop|kill-apiserver|start-apiserver|compact DIR}"
 dir="${2:?state directory}"
@@ -147,15 +150,21 @@ EOF
     echo "testbed: kube-apiserver ready after $((SECONDS - start)) s" >&2
     kubectl=("$bin/kubectl" --kubeconfig "$dir/kubeconfig")
     crds=("$repo/deploy/crds/run.ai_kartas.yaml")
+    crds_from="the Karta CRD only"
     if [[ "${WM_TESTBED_CRDS:-1}" != 0 ]]; then
-      while IFS= read -r f; do crds+=("$f"); done < <(find "$shared/crds" -name '*.yaml' | sort)
+      if [[ ! -d "$crds_dir" ]]; then
+        echo "testbed: WM_CRDS_DIR=$crds_dir is not a directory" >&2
+        exit 1
+      fi
+      while IFS= read -r f; do crds+=("$f"); done < <(find "$crds_dir" -name '*.yaml' | sort)
+      crds_from="the Karta CRD and $crds_dir"
     fi
     for f in "${crds[@]}"; do
       # Server-side apply: big CRDs exceed the client-side last-applied limit.
       "${kubectl[@]}" apply --server-side --force-conflicts -f "$f" >/dev/null
     done
     "${kubectl[@]}" wait --for condition=established --timeout=120s crd --all >/dev/null
-    echo "testbed: ${#crds[@]} CRD files established after $((SECONDS - start)) s" >&2
+    echo "testbed: ${#crds[@]} CRD files ($crds_from) established after $((SECONDS - start)) s" >&2
     ;;
   stop)
     stop_pid "$dir/apiserver.pid"

@@ -4,7 +4,7 @@
 // that definition's cases (catalog/cases/<name>/: the object, its children
 // and pods) with our libjq engine and with gojq (tools/gojq-oracle), must
 // give the same outputs (compared as JSON values, numbers numerically) or
-// fail in both. With ../shared, the same runs over the operators' recorded
+// fail in both. With $WM_CONFORMANCE_DIR, the same runs over the recorded
 // frames, and over upstream's two catalogs, where a difference is not ours
 // to fix: those are counted, printed and recorded in docs/divergences.md.
 
@@ -64,13 +64,6 @@ struct Comparison {
   std::vector<Difference> native_message_differences;
 };
 
-std::string SharedDir() {
-  const char* override_dir = std::getenv("WM_SHARED_DIR");
-  return override_dir != nullptr ? override_dir : WM_SHARED_DIR;
-}
-
-std::string RecordedDir() { return SharedDir() + "/conformance/recorded"; }
-
 // The documents of the cases of definition `name` (none when it has none).
 std::vector<Input> CaseInputs(const std::string& name) {
   fs::path dir = fs::path(WM_SOURCE_DIR) / "catalog" / "cases" / name;
@@ -100,9 +93,10 @@ std::vector<Input> CaseInputs(const std::string& name) {
 
 // The objects of every STATE frame upstream recorded, by the name of the
 // definition the recording was made with.
-std::map<std::string, std::vector<Input>> RecordedInputs() {
+// REQUIRES: `recorded_dir` is a directory.
+std::map<std::string, std::vector<Input>> RecordedInputs(const std::string& recorded_dir) {
   std::vector<fs::path> files;
-  for (const auto& entry : fs::recursive_directory_iterator(RecordedDir())) {
+  for (const auto& entry : fs::recursive_directory_iterator(recorded_dir)) {
     if (entry.is_regular_file() && entry.path().extension() == ".yaml") {
       files.push_back(entry.path());
     }
@@ -114,7 +108,7 @@ std::map<std::string, std::vector<Input>> RecordedInputs() {
     EXPECT_TRUE(docs.ok() && !docs->empty()) << file << ": " << docs.status();
     if (!docs.ok() || docs->empty()) continue;
     const Json& recording = docs->front();
-    std::string label = fs::relative(file, RecordedDir()).string();
+    std::string label = fs::relative(file, recorded_dir).string();
     int index = 0;
     for (const Json& event : recording.value("events", Json::array())) {
       ++index;
@@ -255,8 +249,9 @@ class CatalogGojqTest : public ::testing::Test {
   void SetUp() override {
     std::optional<std::string> path = expressions::testing::GojqOraclePathFromEnv();
     if (!path) {
-      WM_SKIP_OR_FAIL_IN_CI("needs the gojq oracle: set " << expressions::testing::kGojqOracleEnv
-                                                          << "=$(scripts/build-gojq-oracle)");
+      WM_SKIP_OR_FAIL_IN_CI(
+          ::wm::testing::MissingInput(expressions::testing::kGojqOracleEnv, "",
+                                      "the gojq oracle, built by scripts/build-gojq-oracle"));
     }
     auto oracle = GojqOracle::Start(*path);
     ASSERT_TRUE(oracle.ok()) << oracle.status();
@@ -302,13 +297,8 @@ TEST_F(CatalogGojqTest, OurCatalogMeansTheSameToGojqOnItsCases) {
 }
 
 TEST_F(CatalogGojqTest, OurCatalogMeansTheSameToGojqOnRecordedFrames) {
-  if (!fs::is_directory(RecordedDir())) {
-    WM_SKIP_OR_FAIL_IN_CI("needs ../shared/conformance/recorded ("
-                          << RecordedDir()
-                          << " is missing; set WM_SHARED_DIR to the directory holding "
-                             "conformance/)");
-  }
-  std::map<std::string, std::vector<Input>> recorded = RecordedInputs();
+  WM_REQUIRE_CONFORMANCE_DIR(recorded_dir, "recorded", "upstream's recorded operator frames");
+  std::map<std::string, std::vector<Input>> recorded = RecordedInputs(recorded_dir);
   Comparison comparison =
       CompareCatalog(CatalogDir(), [&](const std::string& name) { return recorded[name]; });
   Report("our catalog on the recorded frames", comparison);
@@ -323,16 +313,9 @@ class UpstreamCatalogGojqTest : public CatalogGojqTest,
 // Upstream's definitions on our cases of the same name and on the recorded
 // frames: differences are upstream's, so they are listed, not failed.
 TEST_P(UpstreamCatalogGojqTest, DifferencesAreCounted) {
-  std::string dir = SharedDir() + "/conformance/" + GetParam();
-  if (!fs::is_directory(dir) || !fs::is_directory(RecordedDir())) {
-    WM_SKIP_OR_FAIL_IN_CI(
-        "needs ../shared/conformance (the upstream catalogs and recorded "
-        "frames; "
-        << dir
-        << " is missing; set WM_SHARED_DIR to the directory holding "
-           "conformance/)");
-  }
-  std::map<std::string, std::vector<Input>> recorded = RecordedInputs();
+  WM_REQUIRE_CONFORMANCE_DIR(dir, GetParam(), "an upstream catalog");
+  WM_REQUIRE_CONFORMANCE_DIR(recorded_dir, "recorded", "upstream's recorded operator frames");
+  std::map<std::string, std::vector<Input>> recorded = RecordedInputs(recorded_dir);
   Comparison comparison = CompareCatalog(dir, [&](const std::string& name) {
     std::vector<Input> inputs = CaseInputs(name);
     const std::vector<Input>& frames = recorded[name];

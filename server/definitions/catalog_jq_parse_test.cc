@@ -1,5 +1,5 @@
 // Every jq expression of our catalog, and of upstream's catalogs when
-// ../shared/conformance is present, parses with the native parser
+// $WM_CONFORMANCE_DIR holds them, parses with the native parser
 // (server/expressions/native) and survives a print/parse round trip. The
 // expressions are taken exactly as CompileDefinition hands them to an
 // engine (testing::ExpressionsOfDefinitionsIn).
@@ -10,6 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/optional_input.h"
 #include "server/definitions/testing/definition_expressions.h"
 #include "server/expressions/native/parser.h"
 #include "server/expressions/native/test_support.h"
@@ -42,21 +43,10 @@ TEST(CatalogJqParseTest, EveryExpressionOfOurCatalogParses) {
   EXPECT_GT(count, 900u);  // 1002 when written
 }
 
-// The shared directory is the worktree's sibling ../shared unless
-// WM_SHARED_DIR names another.
-std::string SharedDir() {
-  const char* override_dir = std::getenv("WM_SHARED_DIR");
-  return override_dir != nullptr ? override_dir : WM_SHARED_DIR;
-}
-
 class UpstreamCatalogJqParseTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(UpstreamCatalogJqParseTest, EveryExpressionParses) {
-  std::string dir = SharedDir() + "/conformance/" + GetParam();
-  if (!std::filesystem::is_directory(dir)) {
-    GTEST_SKIP() << "needs ../shared/conformance (the upstream catalogs; " << dir
-                 << " is missing; set WM_SHARED_DIR to the directory holding conformance/)";
-  }
+  WM_REQUIRE_CONFORMANCE_DIR(dir, GetParam(), "an upstream catalog");
   EXPECT_GT(ExpectEveryExpressionParses(dir), 500u);  // 593 and 591 when written
 }
 

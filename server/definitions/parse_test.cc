@@ -4,6 +4,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/optional_input.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/expressions/jq_engine.h"
@@ -24,7 +25,7 @@ class UpstreamCatalogTest : public ::testing::TestWithParam<std::string> {};
 // Every upstream definition, current and older, validates and compiles.
 TEST_P(UpstreamCatalogTest, ValidatesAndCompiles) {
   static auto* engine = expressions::NewJqEngine({.workers = 1}).value().release();
-  std::string dir = std::string(WM_SHARED_DIR) + "/conformance/" + GetParam();
+  WM_REQUIRE_CONFORMANCE_DIR(dir, GetParam(), "an upstream catalog");
   auto parsed = LoadDefinitionFiles(dir);
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   ASSERT_GE(parsed->size(), 8u);

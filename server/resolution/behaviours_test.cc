@@ -1,6 +1,6 @@
 // The fifteen behaviours a compatible implementation must get exactly right
-// (definition-format.md §9), each with its example. Upstream definitions are
-// used as test inputs where the behaviour is about them.
+// (definition-format.md §9), each with its example, over our own catalog's
+// definitions (catalog/) or definitions written here.
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -18,7 +18,7 @@ namespace {
 using testing::CompileYaml;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using testing::Upstream;
+using testing::Ours;
 using testing::WithEvaluation;
 using testing::Yaml;
 namespace v1 = ::workloadmap::v1;
@@ -32,34 +32,52 @@ std::vector<std::string> Statuses(const definitions::CompiledDefinition& def, co
           resolved->status().matched_statuses().end()};
 }
 
+// A Job-like workload whose mappings are listed out of the fixed order.
+constexpr char kOrderDefinition[] = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: order}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: example.com, version: v1, kind: Thing}
+      statusDefinition:
+        statusMappings:
+          degraded:
+          - byExpression: {expression: '(.status.succeeded // 0) > 0', expectedResult: 'true'}
+          initializing:
+          - byExpression: {expression: '(.status.ready // 0) == 0', expectedResult: 'true'}
+          running:
+          - byExpression: {expression: '(.status.active // 0) > 0', expectedResult: 'true'}
+)";
+
 // 1. Fixed order, all matches.
 TEST(BehaviourTest, B01StatusOrderAndMultiplicity) {
-  auto def = Upstream("batch-job-v1");
-  Json job = Yaml(R"(
-apiVersion: batch/v1
-kind: Job
-metadata: {name: j}
-spec: {parallelism: 3}
+  auto def = CompileYaml(kOrderDefinition, "order");
+  Json thing = Yaml(R"(
+apiVersion: example.com/v1
+kind: Thing
+metadata: {name: t}
 status: {active: 2, ready: 1, succeeded: 1}
 )");
-  EXPECT_THAT(Statuses(*def, job), ElementsAre("Running", "Degraded"));
+  EXPECT_THAT(Statuses(*def, thing), ElementsAre("Running", "Degraded"));
+  thing["status"]["ready"] = 0;
+  EXPECT_THAT(Statuses(*def, thing), ElementsAre("Running", "Initializing", "Degraded"));
 }
 
-// 2. No match means Undefined; StatefulSet at 0 replicas reads Running.
+// 2. No match means Undefined. (Upstream's "a root without statusDefinition
+// has no status" cannot arise here: validation requires one on the root.)
 TEST(BehaviourTest, B02NoMatchIsUndefined) {
-  auto pod = Upstream("core-pod-v1");
+  auto pod = Ours("core-pod-v1");
   EXPECT_THAT(Statuses(*pod, Yaml("{apiVersion: v1, kind: Pod, metadata: {name: p}, status: "
                                   "{phase: Unknown}}")),
               ElementsAre("Undefined"));
-  auto sts = Upstream("apps-statefulset-v1");
-  EXPECT_THAT(Statuses(*sts, Yaml("{apiVersion: apps/v1, kind: StatefulSet, metadata: {name: s}, "
-                                  "spec: {replicas: 0}, status: {}}")),
-              ElementsAre("Running"));
 }
 
 // 3. byConditions: type map plus optional status and reason.
 TEST(BehaviourTest, B03ByConditions) {
-  auto def = Upstream("apps-deployment-v1");
+  auto def = Ours("apps-deployment-v1");
   EXPECT_THAT(Statuses(*def, Yaml(R"(
 apiVersion: apps/v1
 kind: Deployment
@@ -155,7 +173,7 @@ TEST(BehaviourTest, B04ByExpressionIsTextComparison) {
 
 // 5. Matcher AND, list OR, short-circuit.
 TEST(BehaviourTest, B05SandboxSuspendedOnly) {
-  auto def = Upstream("agents-x-k8s-io-sandbox-v1beta1");
+  auto def = Ours("agents-x-k8s-io-sandbox-v1beta1");
   EXPECT_THAT(Statuses(*def, Yaml(R"(
 apiVersion: agents.x-k8s.io/v1beta1
 kind: Sandbox
@@ -168,7 +186,7 @@ status: {conditions: [{type: Suspended, status: "True"}]}
 
 // 6. Instances are enumerated and sorted; values follow their ids.
 TEST(BehaviourTest, B06DynamoInstancesSorted) {
-  auto def = Upstream("nvidia-com-dynamographdeployment-v1alpha1");
+  auto def = Ours("nvidia-com-dynamographdeployment-v1alpha1");
   Json object = Yaml(R"(
 apiVersion: nvidia.com/v1alpha1
 kind: DynamoGraphDeployment
@@ -192,71 +210,126 @@ spec:
   EXPECT_EQ(service.instances(2).scale().replicas(), 1);
 }
 
+// Worker groups as RayJob holds them: the instance ids, replicas (and, where
+// MIN_MAX says so, min and max) are separate paths over one array, zipped by
+// index.
+constexpr char kGroupsDefinition[] = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: groups}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: example.com, version: v1, kind: Thing}
+      statusDefinition:
+        statusMappings:
+          running: [{byExpression: {expression: 'true', expectedResult: 'true'}}]
+    childComponents:
+    - name: worker
+      kind: {group: "", version: v1, kind: Pod}
+      ownerRef: root
+      specDefinition: {podTemplateSpecPath: '.spec.groups[].template'}
+      scaleDefinition:
+        replicasPath: '.spec.groups[].replicas // 1'
+        MIN_MAX
+      instanceIdPath: '.spec.groups[].groupName'
+      podSelector:
+        componentInstanceSelector: {idPath: '.metadata.labels["example.com/group"]'}
+)";
+
+std::shared_ptr<const definitions::CompiledDefinition> GroupsDefinition(bool min_max) {
+  std::string text = kGroupsDefinition;
+  text.replace(text.find("MIN_MAX"), 7,
+               min_max ? "minReplicasPath: '.spec.groups[].minReplicas'\n"
+                         "        maxReplicasPath: '.spec.groups[].maxReplicas'"
+                       : "");
+  return CompileYaml(text, min_max ? "groups-min-max" : "groups");
+}
+
+const v1::Component* Child(const v1::ResolvedWorkload& resolved, const std::string& name) {
+  for (const auto& c : resolved.root().instances(0).children()) {
+    if (c.name() == name) return &c;
+  }
+  return nullptr;
+}
+
 // 7. Zip by index with padding, then the count check.
 TEST(BehaviourTest, B07ZipPaddingAndCountCheck) {
-  Json groups = Yaml("[{groupName: a}, {groupName: b, replicas: 3}]");
-  Json rayjob = {
-      {"apiVersion", "ray.io/v1"},
-      {"kind", "RayJob"},
-      {"metadata", {{"name", "j"}}},
-      {"spec",
-       {{"rayClusterSpec", {{"headGroupSpec", Json::object()}, {"workerGroupSpecs", groups}}}}}};
-  WorkloadInput input{&rayjob};
-  auto resolved = ResolveWorkload(*Upstream("ray-io-rayjob-v1"), testing::TestEngine(), input);
+  Json thing = Yaml(R"(
+apiVersion: example.com/v1
+kind: Thing
+metadata: {name: t}
+spec: {groups: [{groupName: a}, {groupName: b, replicas: 3}]}
+)");
+  WorkloadInput input{&thing};
+  // `// 1` drops a's null: replicas [3], min and max [null, null].
+  auto resolved = ResolveWorkload(*GroupsDefinition(true), testing::TestEngine(), input);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  const v1::Component* worker = nullptr;
-  for (const auto& c : resolved->root().instances(0).children()) {
-    if (c.name() == "worker") worker = &c;
-  }
+  const v1::Component* worker = Child(*resolved, "worker");
   ASSERT_NE(worker, nullptr);
   ASSERT_EQ(worker->instances_size(), 2);
   EXPECT_EQ(worker->instances(0).id(), "a");
   EXPECT_EQ(worker->instances(0).scale().replicas(), 3);  // misattributed, as upstream
   EXPECT_FALSE(worker->instances(1).scale().has_replicas());
 
-  Json rayservice = rayjob;
-  rayservice["kind"] = "RayService";
-  rayservice["spec"] = {{"rayClusterConfig", rayjob["spec"]["rayClusterSpec"]}};
-  WorkloadInput service_input{&rayservice};
-  auto partial =
-      ResolveWorkload(*Upstream("ray-io-rayservice-v1"), testing::TestEngine(), service_input);
+  // Without min and max nothing pads: two ids, one replicas result.
+  auto partial = ResolveWorkload(*GroupsDefinition(false), testing::TestEngine(), input);
   ASSERT_TRUE(partial.ok()) << partial.status();
-  const v1::Component* failed = nullptr;
-  for (const auto& c : partial->root().instances(0).children()) {
-    if (c.name() == "worker") failed = &c;
-  }
+  const v1::Component* failed = Child(*partial, "worker");
   ASSERT_NE(failed, nullptr);
   EXPECT_EQ(failed->error().field_path(),
-            "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath");
+            "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath");
   EXPECT_THAT(failed->error().message(),
               HasSubstr("instance ids count (2) does not match results count (1)"));
   // Naming the definition fields that disagree.
   EXPECT_THAT(failed->error().message(),
-              HasSubstr("spec.structureDefinition.childComponents[1].instanceIdPath yields 2, "
-                        "spec.structureDefinition.childComponents[1].scaleDefinition.replicasPath "
+              HasSubstr("spec.structureDefinition.childComponents[0].instanceIdPath yields 2, "
+                        "spec.structureDefinition.childComponents[0].scaleDefinition.replicasPath "
                         "yields 1"));
 }
 
+// A Knative-like revision scaled by annotations of its template.
+constexpr char kAnnotationScaleDefinition[] = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: annotation-scale}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: example.com, version: v1, kind: Thing}
+      statusDefinition:
+        statusMappings:
+          running: [{byExpression: {expression: 'true', expectedResult: 'true'}}]
+    childComponents:
+    - name: revision
+      kind: {group: example.com, version: v1, kind: Revision}
+      ownerRef: root
+      specDefinition: {podTemplateSpecPath: .spec.template}
+      scaleDefinition:
+        minReplicasPath: '.spec.template.metadata.annotations["example.com/min-scale"] // 1 | tonumber'
+        maxReplicasPath: '.spec.template.metadata.annotations["example.com/max-scale"] | tonumber?'
+)";
+
 // 8. Scale value coercion.
 TEST(BehaviourTest, B08ScaleCoercion) {
-  auto def = Upstream("serving-knative-dev-service-v1");
+  auto def = CompileYaml(kAnnotationScaleDefinition, "annotation-scale");
+  ASSERT_NE(def, nullptr);
   auto scale_of = [&](const std::string& annotations) {
-    Json svc = Yaml(
-        "{apiVersion: serving.knative.dev/v1, kind: Service, metadata: {name: s}, "
+    Json thing = Yaml(
+        "{apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, "
         "spec: {template: {metadata: {annotations: " +
         annotations + "}, spec: {containers: [{image: x}]}}}}");
-    WorkloadInput input{&svc};
+    WorkloadInput input{&thing};
     auto resolved = ResolveWorkload(*def, testing::TestEngine(), input);
     EXPECT_TRUE(resolved.ok()) << resolved.status();
     return resolved->root().instances(0).children(0).instances(0).scale();
   };
-  auto s = scale_of(
-      "{autoscaling.knative.dev/min-scale: '2', autoscaling.knative.dev/max-scale: "
-      "abc}");
+  auto s = scale_of("{example.com/min-scale: '2', example.com/max-scale: abc}");
   EXPECT_EQ(s.min_replicas(), 2);
   EXPECT_FALSE(s.has_max_replicas());
   EXPECT_EQ(scale_of("{}").min_replicas(), 1);
-
   EXPECT_EQ(ScaleValue(Json("3")).value(), 3);
   EXPECT_FALSE(ScaleValue(Json("x")).ok());
   EXPECT_FALSE(ScaleValue(Json(" 3")).ok());
@@ -272,11 +345,9 @@ TEST(BehaviourTest, B08ScaleCoercion) {
 // 9. A missing array fails instance enumeration: upstream fails the whole
 // resolution; we fail that component only (a partial answer).
 TEST(BehaviourTest, B09MissingArrayIsAnError) {
-  Json cluster = Yaml(
-      "{apiVersion: ray.io/v1, kind: RayCluster, metadata: {name: c}, spec: "
-      "{headGroupSpec: {}}}");
-  WorkloadInput input{&cluster};
-  auto resolved = ResolveWorkload(*Upstream("ray-io-raycluster-v1"), testing::TestEngine(), input);
+  Json thing = Yaml("{apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {}}");
+  WorkloadInput input{&thing};
+  auto resolved = ResolveWorkload(*GroupsDefinition(false), testing::TestEngine(), input);
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   std::vector<std::string> errors;
   for (const auto& c : resolved->root().instances(0).children()) {
@@ -287,7 +358,7 @@ TEST(BehaviourTest, B09MissingArrayIsAnError) {
 
 // 10. Type selectors: existence vs string equality.
 TEST(BehaviourTest, B10TypeSelectorSemantics) {
-  auto def = Upstream("leaderworkerset-x-k8s-io-leaderworkerset-v1");
+  auto def = Ours("leaderworkerset-x-k8s-io-leaderworkerset-v1");
   int leader = def->ComponentIndex("leader"), worker = def->ComponentIndex("worker");
   WithEvaluation(*def, [&](Evaluation& eval) {
     Json follower = Yaml(
@@ -307,8 +378,23 @@ TEST(BehaviourTest, B10TypeSelectorSemantics) {
 }
 
 // 11. Pod keys must be a single non-empty result.
+// Our JobSet definition with one gang per role (the alpha form, keyed by the
+// replicated job's name) instead of the catalog's one gang per JobSet.
+std::shared_ptr<const definitions::CompiledDefinition> JobSetWithRoleGangs() {
+  Json object = Ours("jobset-x-k8s-io-jobset-v1alpha2")->definition->object;
+  object["spec"]["optimizationInstructions"]["gangScheduling"] = Yaml(R"(
+podGroups:
+- name: job
+  members:
+  - componentName: replicatedjob
+    groupByKeyPaths: ['.metadata.labels["jobset.sigs.k8s.io/replicatedjob-name"]']
+)");
+  return CompileYaml(object.dump(), "jobset-role-gangs");
+}
+
 TEST(BehaviourTest, B11SingleResultRule) {
-  auto def = Upstream("jobset-x-k8s-io-jobset-v1alpha2");
+  auto def = JobSetWithRoleGangs();
+  ASSERT_NE(def, nullptr);
   const auto& rj = def->components[def->ComponentIndex("replicatedjob")];
   WithEvaluation(*def, [&](Evaluation& eval) {
     Json unlabelled = Yaml("{metadata: {name: p, labels: {}}}");
@@ -341,7 +427,8 @@ TEST(BehaviourTest, B12GangNameAndMinimum) {
   Json jobset = Yaml(kJobSetWorkers);
   Json pod =
       Yaml("{metadata: {name: p, labels: {jobset.sigs.k8s.io/replicatedjob-name: workers}}}");
-  auto alpha = Upstream("jobset-x-k8s-io-jobset-v1alpha2");
+  auto alpha = JobSetWithRoleGangs();
+  ASSERT_NE(alpha, nullptr);
   WithEvaluation(*alpha, [&](Evaluation& eval) {
     ComponentNode tree = BuildTree(eval, eval.Load(jobset));
     ASSERT_EQ(FirstFailed(tree), nullptr) << FirstFailed(tree)->error;
@@ -367,7 +454,7 @@ TEST(BehaviourTest, B12GangNameAndMinimum) {
 
 // 13. Assign-zip mutation.
 TEST(BehaviourTest, B13AssignZipMutation) {
-  auto def = Upstream("jobset-x-k8s-io-jobset-v1alpha2");
+  auto def = Ours("jobset-x-k8s-io-jobset-v1alpha2");
   int rj = def->ComponentIndex("replicatedjob");
   Json jobset = Yaml(R"(
 apiVersion: jobset.x-k8s.io/v1alpha2
@@ -406,9 +493,25 @@ spec:
   });
 }
 
+constexpr char kBuiltResourcesDefinition[] = R"(
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata: {name: built-resources}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: example.com, version: v1, kind: Thing}
+      specDefinition:
+        fragmentedPodSpecDefinition: {resourcesPath: '{requests: .spec.resources}'}
+      statusDefinition:
+        statusMappings:
+          running: [{byExpression: {expression: 'true', expectedResult: 'true'}}]
+)";
+
 // 14. Fragmented writes skip all-empty fields and fill the others.
 TEST(BehaviourTest, B14FragmentedWriteWithoutNulls) {
-  auto def = Upstream("nvidia-com-dynamographdeployment-v1alpha1");
+  auto def = Ours("nvidia-com-dynamographdeployment-v1alpha1");
   int service = def->ComponentIndex("service");
   Json graph = Yaml(R"(
 apiVersion: nvidia.com/v1alpha1
@@ -436,11 +539,13 @@ spec:
     ASSERT_TRUE(one.ok()) << one.status();
     EXPECT_EQ((*one)["spec"]["services"]["Worker"]["extraPodSpec"]["schedulerName"], "");
   });
-  auto nim = Upstream("apps-nvidia-com-nimcache-v1alpha1");
+  // A resources path that builds an object reads but cannot be written.
+  auto built = CompileYaml(kBuiltResourcesDefinition, "built-resources");
+  ASSERT_NE(built, nullptr);
   Json cache = Yaml(
-      "{apiVersion: apps.nvidia.com/v1alpha1, kind: NIMCache, metadata: {name: c}, "
+      "{apiVersion: example.com/v1, kind: Thing, metadata: {name: c}, "
       "spec: {resources: {cpu: 1}}}");
-  WithEvaluation(*nim, [&](Evaluation& eval) {
+  WithEvaluation(*built, [&](Evaluation& eval) {
     auto out = UpdateFragmentedPodSpec(eval, cache, 0,
                                        {{"", {{"resources", {{"requests", {{"cpu", "2"}}}}}}}});
     ASSERT_FALSE(out.ok());

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/optional_input.h"
 #include "server/resolution/resolver.h"
 #include "server/resolution/test_support.h"
 
@@ -33,11 +34,8 @@ void CollectErrors(const v1::Component& component, std::vector<std::string>& out
 }
 
 TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
-  const std::string recorded = std::string(WM_SHARED_DIR) + "/conformance/recorded";
-  if (!std::filesystem::is_directory(recorded)) {
-    if (std::getenv("CI") != nullptr) FAIL() << "missing " << recorded << " (CI is set)";
-    GTEST_SKIP() << "missing " << recorded;
-  }
+  WM_REQUIRE_CONFORMANCE_DIR(recorded, "recorded", "upstream's recorded operator frames");
+  WM_REQUIRE_CONFORMANCE_DIR(upstream, "upstream-catalog", "upstream's catalog");
   std::vector<std::string> files;
   for (const auto& e : std::filesystem::recursive_directory_iterator(recorded)) {
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
@@ -52,7 +50,7 @@ TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
     Json recording = ReadYamlFile(file).value().at(0);
     std::string name = recording["kartaName"];
     auto& def = definitions[name];
-    if (!def) def = testing::Upstream(name);
+    if (!def) def = testing::Upstream(upstream, name);
     ASSERT_NE(def, nullptr) << name;
     std::string where = std::filesystem::relative(file, recorded).string();
     int index = 0;

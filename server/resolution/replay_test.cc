@@ -10,16 +10,16 @@
 
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/optional_input.h"
 #include "server/resolution/status.h"
 #include "server/resolution/test_support.h"
 
 namespace wm::resolution {
 namespace {
 
-std::vector<std::string> RecordingFiles() {
+std::vector<std::string> RecordingFiles(const std::string& recorded_dir) {
   std::vector<std::string> files;
-  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(WM_SHARED_DIR) +
-                                                                     "/conformance/recorded")) {
+  for (const auto& e : std::filesystem::recursive_directory_iterator(recorded_dir)) {
     if (e.is_regular_file() && e.path().extension() == ".yaml") files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
@@ -27,14 +27,16 @@ std::vector<std::string> RecordingFiles() {
 }
 
 TEST(ReplayTest, RecordedStatesAreMatched) {
+  WM_REQUIRE_CONFORMANCE_DIR(recorded_dir, "recorded", "upstream's recorded operator frames");
+  WM_REQUIRE_CONFORMANCE_DIR(upstream, "upstream-catalog", "upstream's catalog");
   std::map<std::string, std::shared_ptr<const definitions::CompiledDefinition>> definitions;
   int frames = 0, exact = 0, contained = 0;
   std::vector<std::string> differences;
-  for (const std::string& file : RecordingFiles()) {
+  for (const std::string& file : RecordingFiles(recorded_dir)) {
     Json recording = ReadYamlFile(file).value().at(0);
     std::string name = recording["kartaName"];
     auto& def = definitions[name];
-    if (!def) def = testing::Upstream(name);
+    if (!def) def = testing::Upstream(upstream, name);
     ASSERT_NE(def, nullptr) << name;
     int index = 0;
     for (const Json& event : recording["events"]) {
@@ -57,10 +59,8 @@ TEST(ReplayTest, RecordedStatesAreMatched) {
         ++exact;
       } else {
         differences.push_back(absl::StrCat(
-            std::filesystem::relative(file, std::string(WM_SHARED_DIR) + "/conformance/recorded")
-                .string(),
-            " event ", index, ": upstream [", absl::StrJoin(phases, ","), "] ours [",
-            absl::StrJoin(got, ","), "]"));
+            std::filesystem::relative(file, recorded_dir).string(), " event ", index,
+            ": upstream [", absl::StrJoin(phases, ","), "] ours [", absl::StrJoin(got, ","), "]"));
       }
     }
   }

@@ -37,10 +37,12 @@ inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
   return compiled.ok() ? *compiled : nullptr;
 }
 
-// An upstream catalog definition from ../shared/conformance (a test input,
-// never part of our catalog).
-inline std::shared_ptr<const definitions::CompiledDefinition> Upstream(const std::string& name) {
-  std::string path = std::string(WM_SHARED_DIR) + "/conformance/upstream-catalog/" + name + ".yaml";
+// The definition `name` of upstream's catalog in `catalog_dir` (external
+// test data under $WM_CONFORMANCE_DIR, never part of our catalog), or null
+// after a failure the test is told of.
+inline std::shared_ptr<const definitions::CompiledDefinition> Upstream(
+    const std::string& catalog_dir, const std::string& name) {
+  std::string path = catalog_dir + "/" + name + ".yaml";
   auto docs = ReadYamlFile(path);
   EXPECT_TRUE(docs.ok()) << docs.status();
   if (!docs.ok()) return nullptr;

@@ -3,13 +3,12 @@
 // and listed with its phase, over a snapshot cluster.
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/scratch_dir.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
@@ -129,10 +128,8 @@ class PartialAnswerTest : public ::testing::Test {
     for (const auto& r : registry->rejected()) {
       for (const auto& f : r.findings) ADD_FAILURE() << r.name << ": " << f.ToString();
     }
-    std::string dir = ::testing::TempDir() + "/rpc_partial_answer_snapshot";
-    std::filesystem::create_directories(dir);
-    std::ofstream(dir + "/trainer.yaml") << kSnapshot;
-    auto snapshot = SnapshotCluster::Load(dir, registry);
+    snapshot_dir_.Write("trainer.yaml", kSnapshot);
+    auto snapshot = SnapshotCluster::Load(snapshot_dir_.path(), registry);
     ASSERT_TRUE(snapshot.ok()) << snapshot.status();
     snapshot_ = *std::move(snapshot);
     harness_ = std::make_unique<testing::ServiceHarness>(std::vector<Cluster*>{snapshot_.get()},
@@ -170,6 +167,7 @@ class PartialAnswerTest : public ::testing::Test {
   }
 
   std::unique_ptr<SnapshotCluster> snapshot_;
+  wm::testing::ScratchDir snapshot_dir_{"rpc_partial_answer_snapshot"};
   std::unique_ptr<testing::ServiceHarness> harness_;  // destroyed before the cluster
 };
 

@@ -30,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "server/common/json_path.h"
 #include "server/common/testing/process_memory.h"
+#include "server/common/testing/scratch_dir.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
@@ -1439,12 +1440,10 @@ TEST_F(ServiceTest, MutateAnswerOverTheMessageLimitIsRefused) {
 TEST(SnapshotServiceTest, MutateApplyIsReadOnly) {
   // The seed's running state alone (the seed directory also holds the
   // unstarted JobSet of the same name).
-  std::string dir = ::testing::TempDir() + "/rpc_service_test_snapshot";
-  std::filesystem::create_directories(dir);
+  wm::testing::ScratchDir dir("rpc_service_test_snapshot");
   std::filesystem::copy_file(SourcePath("integration_tests/seed/cluster-state.yaml"),
-                             dir + "/cluster-state.yaml",
-                             std::filesystem::copy_options::overwrite_existing);
-  auto snapshot = SnapshotCluster::Load(dir, CatalogRegistry());
+                             dir.path() + "/cluster-state.yaml");
+  auto snapshot = SnapshotCluster::Load(dir.path(), CatalogRegistry());
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   EXPECT_EQ((*snapshot)->size(), 7u);
   Harness harness({snapshot->get()}, {});

@@ -231,8 +231,8 @@ uint64_t EnvOr(const char* name, uint64_t fallback) {
 TEST(DifferentialTest, NativeEngineMeansWhatGojqMeansOnAGeneratedCorpus) {
   std::optional<std::string> oracle_path = testing::GojqOraclePathFromEnv();
   if (!oracle_path) {
-    WM_SKIP_OR_FAIL_IN_CI("needs the gojq oracle: set " << testing::kGojqOracleEnv
-                                                        << "=$(scripts/build-gojq-oracle)");
+    WM_SKIP_OR_FAIL_IN_CI(::wm::testing::MissingInput(
+        testing::kGojqOracleEnv, "", "the gojq oracle, built by scripts/build-gojq-oracle"));
   }
   auto oracle = testing::GojqOracle::Start(*oracle_path);
   ASSERT_TRUE(oracle.ok()) << oracle.status();

@@ -21,8 +21,8 @@ class GojqOracleTest : public ::testing::Test {
   void SetUp() override {
     std::optional<std::string> path = GojqOraclePathFromEnv();
     if (!path) {
-      WM_SKIP_OR_FAIL_IN_CI("needs the gojq oracle: set " << kGojqOracleEnv
-                                                          << "=$(scripts/build-gojq-oracle)");
+      WM_SKIP_OR_FAIL_IN_CI(::wm::testing::MissingInput(
+          kGojqOracleEnv, "", "the gojq oracle, built by scripts/build-gojq-oracle"));
     }
     auto oracle = GojqOracle::Start(*path);
     ASSERT_TRUE(oracle.ok()) << oracle.status();
