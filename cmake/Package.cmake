@@ -5,9 +5,10 @@
 #   cpack --config build/CPackConfig.cmake -G DEB -B OUT_DIR
 #
 # builds OUT_DIR/workloadmap_VERSION_ARCH.deb installing under /usr (the
-# image in deploy/Dockerfile installs the same under /usr/local). It needs
-# no network: the dependencies come from dpkg-shlibdeps, which reads this
-# machine's package database.
+# image in deploy/Dockerfile installs the same under /usr/local), the zsh
+# completion moved to Debian's directory for it. It needs no network: the
+# dependencies come from dpkg-shlibdeps, which reads this machine's package
+# database.
 
 # Everything `cmake --install` installs, for builds of just that
 # (deploy/Dockerfile): cmake --build build --target dist.
@@ -34,7 +35,7 @@ resolves manifests and checks definitions offline. Includes the built-in definit
 catalog, the Karta CRD and shell completions for bash, zsh and fish.")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION admin)
-# Installed programs lose their debug sections, as in the image.
+# The installed programs are stripped, as in the image.
 set(CPACK_STRIP_FILES ON)
 # Kubeconfig clusters with publicly signed certificates need the CA bundle;
 # in-cluster mode uses the service account's CA.
@@ -50,4 +51,7 @@ else()
 libjq1, libprotobuf32, libre2-9, libsimdjson14, libyaml-0-2, libyaml-cpp0.7, libc6, \
 libgcc-s1, libstdc++6")
 endif()
+# Debian's zsh reads packaged completions from another directory.
+set(CPACK_PRE_BUILD_SCRIPTS ${PROJECT_SOURCE_DIR}/cmake/DebianZshCompletion.cmake)
+set(CPACK_WM_DATADIR ${CMAKE_INSTALL_DATADIR})
 include(CPack)

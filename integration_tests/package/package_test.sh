@@ -46,7 +46,7 @@ for package in libjq1 libgrpc++1.51 libyaml-cpp0.7 libstdc++6; do
 done
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./||' | sort >"$work/files"
 for path in usr/bin/workloadmapd usr/bin/wmctl usr/libexec/workloadmap/wm-jq-worker \
-  usr/share/bash-completion/completions/wmctl usr/share/zsh/site-functions/_wmctl \
+  usr/share/bash-completion/completions/wmctl usr/share/zsh/vendor-completions/_wmctl \
   usr/share/fish/vendor_completions.d/wmctl.fish usr/share/workloadmap/crds/run.ai_kartas.yaml; do
   grep -qx "$path" "$work/files" || fail "the package has no /$path"
 done
