@@ -315,8 +315,12 @@ for lib in "${!loaded_by[@]}"; do
     fail "${loaded_by[$lib]# } load(s) $lib from $pkg, which the runtime stage's packages do not pull in"
 done
 runtime=$(stage runtime)
-grep -qE '^COPY --from=build .*/workloadmapd .*/wm-jq-worker .* /usr/local/bin/$' <<<"$runtime" ||
-  fail "the runtime stage must copy workloadmapd and wm-jq-worker into one directory"
+# The image holds what `cmake --install` installs (the layout package_test
+# runs from), not copies of the build tree's programs.
+grep -qE '^RUN .*cmake --build /build --target dist +&& +DESTDIR=/stage cmake --install /build --prefix /usr/local( |$)' \
+  <<<"$(stage build)" || fail "the build stage must build target dist and cmake --install it into /stage"
+grep -qx 'COPY --from=build /stage/usr/local/ /usr/local/' <<<"$runtime" ||
+  fail "the runtime stage must copy the installed /usr/local"
 grep -qx 'USER 65532:65532' <<<"$runtime" || fail "the runtime stage must run as 65532"
 grep -qx 'ENTRYPOINT \["/usr/local/bin/workloadmapd"\]' <<<"$runtime" || fail "ENTRYPOINT"
 # The build stage: its COPY lines recreated in a scratch context, then its
@@ -338,7 +342,7 @@ read -ra configure_flags <<<"${configure#cmake -S . -B /build }"
   fail "the Dockerfile's build stage does not configure with its copied sources"
 }
 targets=$(cmake --build "$context/build" --target help)
-for target in workloadmapd wm-jq-worker wmctl; do
+for target in workloadmapd wm-jq-worker wmctl dist; do
   grep -q "^$target:" <<<"$targets" || fail "the build stage has no target $target"
 done
 echo "ok: the Dockerfile's runtime packages provide every library of workloadmapd, wm-jq-worker and wmctl; its build stage configures"

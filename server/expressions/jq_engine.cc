@@ -42,9 +42,12 @@ std::string FindWorkerPath(const JqEngineOptions& options) {
   std::error_code ec;
   std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
   if (ec) return "wm-jq-worker";
-  for (const auto& candidate : {self.parent_path() / "wm-jq-worker",
-                                self.parent_path().parent_path() / "bin" / "wm-jq-worker"}) {
-    if (std::filesystem::exists(candidate, ec)) return candidate.string();
+  // Beside the executable (the build tree's bin/), in the installed layout
+  // (bin/../libexec/workloadmap/), or ../bin/ from it (build tree's tests/).
+  for (const auto& candidate :
+       {self.parent_path() / "wm-jq-worker", self.parent_path() / WM_JQ_WORKER_FROM_BINDIR,
+        self.parent_path().parent_path() / "bin" / "wm-jq-worker"}) {
+    if (std::filesystem::exists(candidate, ec)) return candidate.lexically_normal().string();
   }
   return "wm-jq-worker";
 }

@@ -30,7 +30,9 @@ inline constexpr int64_t kAutoJqWorkerMemoryBytes = int64_t{256} << 20;
 
 struct JqEngineOptions {
   // Path of the wm-jq-worker binary. Empty: $WM_JQ_WORKER, else next to the
-  // running executable, else ../bin/ from it (where tests live).
+  // running executable (the build tree), else where `cmake --install` puts
+  // it relative to the executable (bin/../libexec/workloadmap/), else ../bin/
+  // from it (the build tree's tests/).
   std::string worker_path;
   // Worker processes, i.e. evaluations that can run at once. 0: one per CPU
   // the process may use (affinity mask and cgroup quota), at least 2, and
