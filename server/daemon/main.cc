@@ -29,7 +29,6 @@
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
 #include "server/common/cpus.h"
-#include "server/daemon/clusters.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -37,6 +36,7 @@
 #include "server/kube/auth/kubeconfig.h"
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
+#include "server/rpc/live_cluster.h"
 #include "server/rpc/service.h"
 #include "server/rpc/snapshot_cluster.h"
 
@@ -208,11 +208,11 @@ class Daemon {
     auto connections = Connections(config_);
     if (!connections.ok()) return connections.status();
     for (auto& [name, connection] : *connections) {
-      LiveCluster::Options options;
+      rpc::LiveCluster::Options options;
       options.cache.namespace_ = config_.namespace_;
       options.cache.label_selector = config_.label_selector;
       options.cluster_definitions = config_.cluster_definitions;
-      live_.push_back(std::make_unique<LiveCluster>(
+      live_.push_back(std::make_unique<rpc::LiveCluster>(
           name, std::move(connection), *engine_,
           [this](definitions::Registry& registry) { return LoadBase(registry); }, options));
       index_->AddCluster(live_.back().get());
@@ -463,7 +463,7 @@ class Daemon {
   const Config config_;
   std::unique_ptr<expressions::Engine> engine_;
   std::unique_ptr<rpc::WorkloadIndex> index_;
-  std::vector<std::unique_ptr<LiveCluster>> live_;
+  std::vector<std::unique_ptr<rpc::LiveCluster>> live_;
   std::unique_ptr<rpc::SnapshotCluster> snapshot_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;

@@ -1,11 +1,11 @@
-#include "server/daemon/clusters.h"
+#include "server/rpc/live_cluster.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 
-namespace wm::daemon {
+namespace wm::rpc {
 
 LiveCluster::LiveCluster(std::string name, kube::ClusterConnection connection,
                          expressions::Engine& engine, sources::DefinitionSet::BaseLoader base,
@@ -18,7 +18,7 @@ LiveCluster::LiveCluster(std::string name, kube::ClusterConnection connection,
 
 LiveCluster::~LiveCluster() { Stop(); }
 
-absl::Status LiveCluster::Start(rpc::WorkloadIndex& index) {
+absl::Status LiveCluster::Start(WorkloadIndex& index) {
   if (absl::Status s = definitions_.Init(); !s.ok()) return s;
   definitions_.SetListener([this, &index](std::shared_ptr<const definitions::Registry>,
                                           const std::vector<kube::Gvk>& kinds) {
@@ -128,4 +128,4 @@ absl::StatusOr<std::string> LiveCluster::Patch(const kube::Gvk& gvk, const std::
   return FindString(object, {"metadata", "resourceVersion"});
 }
 
-}  // namespace wm::daemon
+}  // namespace wm::rpc

@@ -1,5 +1,5 @@
-#ifndef WM_SERVER_DAEMON_CLUSTERS_H_
-#define WM_SERVER_DAEMON_CLUSTERS_H_
+#ifndef WM_SERVER_RPC_LIVE_CLUSTER_H_
+#define WM_SERVER_RPC_LIVE_CLUSTER_H_
 
 #include <memory>
 #include <string>
@@ -11,13 +11,14 @@
 #include "server/rpc/workload_index.h"
 #include "server/sources/definition_set.h"
 
-namespace wm::daemon {
+namespace wm::rpc {
 
 // A cluster reached through the apiserver: a watch cache of the kinds the
 // definitions need, the definitions in force (the base overlaid with the
 // cluster's Karta objects, unless those are ignored), and an API client for
-// applied mutations. Feeds every change to the index.
-class LiveCluster final : public rpc::Cluster {
+// applied mutations. Feeds every change to the index. The daemon keeps one
+// per kubeconfig context; wmctl's kubeconfig mode one for its command.
+class LiveCluster final : public Cluster {
  public:
   struct Options {
     kube::ClusterCache::Options cache;
@@ -29,7 +30,7 @@ class LiveCluster final : public rpc::Cluster {
 
   // Loads the definitions, wires the cache to `index` and starts watching.
   // Fails when the base definitions do not load or discovery fails.
-  absl::Status Start(rpc::WorkloadIndex& index);
+  absl::Status Start(WorkloadIndex& index);
   void Stop();
 
   const std::string& name() const override { return name_; }
@@ -53,6 +54,6 @@ class LiveCluster final : public rpc::Cluster {
   kube::ClusterCache cache_;
 };
 
-}  // namespace wm::daemon
+}  // namespace wm::rpc
 
-#endif  // WM_SERVER_DAEMON_CLUSTERS_H_
+#endif  // WM_SERVER_RPC_LIVE_CLUSTER_H_
