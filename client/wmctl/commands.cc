@@ -2,16 +2,20 @@
 
 #include <algorithm>
 #include <cstring>
+#include <mutex>
 #include <optional>
 #include <set>
+#include <sstream>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "catalog/catalog.h"
+#include "client/wmctl/cluster_session.h"
 #include "client/wmctl/completion.h"
 #include "client/wmctl/config.h"
 #include "client/wmctl/definitions_view.h"
@@ -45,14 +49,37 @@ Usage:
   wmctl eval EXPR [-f FILE|-] [flags]   evaluate a jq expression as the
                                         daemon does
   wmctl completion bash|zsh|fish        print a shell completion script
-  wmctl version
+  wmctl version                         print the version and which mode
+                                        answers
 
-get, describe TYPE/NAME and gang ask workloadmapd; so do definitions and
-validate unless --offline (or --definitions, --no-catalog) is given.
+get, describe TYPE/NAME and gang answer in one of two modes; so do
+definitions and validate unless --offline (or --definitions, --no-catalog)
+is given:
+  daemon mode       ask workloadmapd: chosen by --address, $WM_ADDRESS or
+                    the config file's address
+  kubeconfig mode   the default when no daemon address is configured (or
+                    with --kubeconfig, --context, --as, --as-group): list
+                    and resolve straight from the API server with the
+                    daemon's own libraries, nothing installed in the
+                    cluster. Definitions: the catalog, the cluster's Karta
+                    objects (when they may be listed) and --definitions.
+-o json and yaml of get, describe and gang say which mode answered ("mode").
 
-Daemon flags:
-  --address ADDR          workloadmapd at HOST:PORT or unix:PATH (default
-                          127.0.0.1:50051)
+Kubeconfig-mode flags (kubectl's):
+  --kubeconfig FILE       the kubeconfig (default $KUBECONFIG, else
+                          ~/.kube/config)
+  --context NAME          the kubeconfig context (default: current-context)
+  -n, --namespace NS      namespace (default: the context's, else "default")
+  --as USER               impersonate USER
+  --as-group GROUP        impersonate GROUP (repeatable)
+  --request-timeout T     how long the listing may take: 30s, 2m, seconds,
+                          0 for no limit (default 60s); progress is printed
+                          on stderr after a second
+  --definitions PATH      add definitions (get, describe, gang)
+  --no-catalog            leave out the built-in catalog (get, describe, gang)
+
+Daemon-mode flags:
+  --address ADDR          workloadmapd at HOST:PORT or unix:PATH
   --tls                   connect with TLS (implied by the other --tls-*)
   --tls-ca FILE           PEM CA bundle that verifies the daemon (default:
                           the system's roots)
@@ -61,6 +88,7 @@ Daemon flags:
   --tls-server-name NAME  the name to verify in the daemon's certificate
   --cluster NAME          a cluster (kubeconfig context) of the daemon
   -n, --namespace NS      namespace (default "default")
+  --request-timeout T     deadline of each call (default 10s; 0 = none)
 
 get flags:
   -A, --all-namespaces    every namespace
@@ -110,12 +138,18 @@ Output and configuration:
 Each setting is taken from its flag, else the environment (WM_ADDRESS,
 WMCTL_CLUSTER, WMCTL_NAMESPACE, WMCTL_OUTPUT), else the config file (keys
 address, cluster, namespace, output and tls: {enabled, ca, cert, key,
-server-name}), else the default.
+server-name}), else the default. The mode: --address, else a
+kubeconfig-mode flag, else $WM_ADDRESS, else the config file's address,
+else kubeconfig mode; --address with a kubeconfig-mode flag is a usage
+error. In kubeconfig mode the namespace is -n, else $WMCTL_NAMESPACE, else
+the context's (the config file's namespace and cluster are daemon-mode
+settings).
 
 TYPE is a Kind (JobSet), a plural resource (jobsets), or either followed by
 .GROUP (jobsets.jobset.x-k8s.io); "TYPE NAME" works as well as TYPE/NAME.
 
-Exit codes: 0 ok, 1 error, invalid or daemon unreachable, 2 usage, 3 not
+Exit codes: 0 ok, 1 error, invalid, daemon or API server unreachable, 2
+usage or bad configuration (a kubeconfig that cannot be read), 3 not
 found, 4 no definition covers the type.
 )";
 
@@ -126,17 +160,49 @@ int OriginRank(absl::string_view origin) {
   return origin == "cluster" ? 2 : origin == "file" ? 1 : 0;
 }
 
-// The settings that are not per command: where the daemon is and how to
-// print, each from its flag, else the environment, else the config file,
-// else the default.
+// Who answers get, describe TYPE/NAME, gang, and definitions and validate
+// unless offline: workloadmapd (daemon mode), or the daemon's libraries in
+// this process over a kubeconfig context (kubeconfig mode).
+enum class Mode { kDaemon, kKubeconfig };
+
+const char* ModeName(Mode mode) { return mode == Mode::kDaemon ? "daemon" : "kubeconfig"; }
+
+// Kubeconfig mode waits this long for its lists unless --request-timeout.
+constexpr absl::Duration kKubeconfigTimeout = absl::Seconds(60);
+
+// The settings that are not per command: the mode and where its cluster
+// is, and how to print, each from its flag, else the environment, else the
+// config file, else the default.
 struct Settings {
+  Mode mode = Mode::kKubeconfig;
+  std::string mode_reason;  // "--address", "$WM_ADDRESS", "no daemon address configured", ...
   Connection connection;
   std::string address_source;   // for messages: "WM_ADDRESS", "config file X", ...
   bool tls_from_flags = false;  // a --tls* flag was given
+  KubeconfigSettings kube;
+  std::optional<absl::Duration> request_timeout;  // --request-timeout; infinite for 0
   std::string cluster;
   std::string namespace_ = "default";
+  // Where namespace_ came from: "--namespace", the environment variable or
+  // the config file; empty for the default, which in kubeconfig mode is
+  // the context's namespace.
+  std::string namespace_source;
   std::string output = "table";
 };
+
+// --request-timeout as kubectl reads it: a duration ("30s", "2m", "1h"), a
+// bare number of seconds, or 0 for no limit.
+std::optional<absl::Duration> ParseRequestTimeout(const std::string& text) {
+  int64_t seconds = 0;
+  absl::Duration d;
+  if (absl::SimpleAtoi(text, &seconds)) {
+    d = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(text, &d)) {
+    return std::nullopt;
+  }
+  if (d < absl::ZeroDuration()) return std::nullopt;
+  return d == absl::ZeroDuration() ? absl::InfiniteDuration() : d;
+}
 
 class Wmctl {
  public:
@@ -148,17 +214,14 @@ class Wmctl {
       err_ << kUsage;
       return 2;
     }
-    const std::string& command = argv[0];
+    std::string command = argv[0];
     std::vector<std::string> rest(argv.begin() + 1, argv.end());
     if (command == "__complete") return Complete(rest);
     if (command == "help" || command == "--help" || command == "-h") {
       out_ << kUsage;
       return 0;
     }
-    if (command == "version" || command == "--version") {
-      out_ << "wmctl " << WM_VERSION << "\n";
-      return 0;
-    }
+    if (command == "--version") command = "version";
     std::string bad = ParseArgs(rest, args_);
     if (args_.Has("--help")) {
       out_ << kUsage;
@@ -170,6 +233,8 @@ class Wmctl {
     if (command == "completion") return Completion();
     if (int code = CheckFlags(command)) return code;
     if (int code = LoadSettings(false)) return code;
+    if (int code = CheckModeFlags(command)) return code;
+    if (command == "version") return Version();
     if (command == "get") return Get();
     if (command == "gang") return Gang();
     if (command == "describe") return args_.Has("--filename") ? Describe() : LiveDescribe();
@@ -205,11 +270,9 @@ class Wmctl {
       if (offline && (IsConnectionFlag(flag) || flag == "--namespace")) {
         return Usage(absl::StrCat(form, " works offline and does not take ", flag));
       }
-      if (command == "describe" && !offline &&
-          (flag == "--definitions" || flag == "--no-catalog")) {
-        return Usage(absl::StrCat("describe TYPE/NAME asks the daemon and does not take ", flag,
-                                  " (give it to workloadmapd, or use describe -f)"));
-      }
+    }
+    if (args_.Has("--request-timeout") && !ParseRequestTimeout(args_.Last("--request-timeout"))) {
+      return Usage("--request-timeout needs a duration (30s, 2m, 1h), a number of seconds or 0");
     }
     for (const char* number : {"--pod-limit", "--component-limit"}) {
       int value = 0;
@@ -262,7 +325,8 @@ class Wmctl {
     Connection& c = settings_.connection;
     pick("--address", kAddressEnv, file.address, c.address, &settings_.address_source);
     pick("--cluster", kClusterEnv, file.cluster, settings_.cluster, nullptr);
-    pick("--namespace", kNamespaceEnv, file.namespace_, settings_.namespace_, nullptr);
+    pick("--namespace", kNamespaceEnv, file.namespace_, settings_.namespace_,
+         &settings_.namespace_source);
     std::string output_source;
     pick("--output", kOutputEnv, file.output, settings_.output, &output_source);
     if (settings_.namespace_.empty()) return fail("--namespace needs a name");
@@ -298,12 +362,90 @@ class Wmctl {
     pick("--tls-cert", nullptr, file.tls_cert, c.tls_cert_file, nullptr);
     pick("--tls-key", nullptr, file.tls_key, c.tls_key_file, nullptr);
     pick("--tls-server-name", nullptr, file.tls_server_name, c.tls_server_name, nullptr);
+    // The mode: --address, else a kubeconfig-mode flag, else an address from
+    // the environment or the config file, else kubeconfig mode.
+    std::string kube_flag;
+    for (const std::string& flag : args_.order) {
+      if (IsKubeconfigFlag(flag) && kube_flag.empty()) kube_flag = flag;
+    }
+    if (args_.Has("--address") && !kube_flag.empty()) {
+      if (quiet) return 2;
+      return Usage(absl::StrCat("--address (daemon mode) and ", kube_flag,
+                                " (kubeconfig mode) do not go together"));
+    }
+    if (args_.Has("--address")) {
+      settings_.mode = Mode::kDaemon;
+      settings_.mode_reason = "--address";
+    } else if (!kube_flag.empty()) {
+      settings_.mode = Mode::kKubeconfig;
+      settings_.mode_reason = kube_flag;
+    } else if (!settings_.address_source.empty()) {
+      settings_.mode = Mode::kDaemon;
+      settings_.mode_reason = settings_.address_source == kAddressEnv
+                                  ? absl::StrCat("$", kAddressEnv)
+                                  : settings_.address_source;
+    } else {
+      settings_.mode = Mode::kKubeconfig;
+      settings_.mode_reason = "no daemon address configured";
+    }
+    if (settings_.mode == Mode::kKubeconfig) {
+      // The config file's namespace is a daemon-mode setting; kubeconfig
+      // mode defaults to the context's.
+      if (settings_.namespace_source == file_name) {
+        settings_.namespace_source.clear();
+        settings_.namespace_ = "default";
+      }
+      settings_.cluster.clear();  // WMCTL_CLUSTER names a daemon's cluster
+    }
+    KubeconfigSettings& kube = settings_.kube;
+    kube.kubeconfig = args_.Last("--kubeconfig");
+    kube.context = args_.Last("--context");
+    kube.as = args_.Last("--as");
+    if (args_.Has("--as-group")) kube.as_groups = args_.flags.at("--as-group");
+    kube.getenv = [this](const std::string& name) -> std::optional<std::string> {
+      const char* value = env_.getenv(name.c_str());
+      if (value == nullptr) return std::nullopt;
+      return std::string(value);
+    };
+    if (args_.Has("--request-timeout")) {
+      settings_.request_timeout = ParseRequestTimeout(args_.Last("--request-timeout"));
+      if (settings_.mode == Mode::kDaemon && settings_.request_timeout) {
+        c.deadline = *settings_.request_timeout;
+      }
+    }
+    return 0;
+  }
+
+  // A usage error (2) for a flag of the other mode, or one the mode does
+  // not take.
+  int CheckModeFlags(const std::string& command) {
+    bool connects = command == "get" || command == "gang" || command == "version" ||
+                    (command == "describe" && !args_.Has("--filename")) ||
+                    ((command == "definitions" || command == "validate") && !Offline());
+    if (!connects) return 0;
+    for (const std::string& flag : args_.order) {
+      if (settings_.mode == Mode::kKubeconfig && IsDaemonFlag(flag)) {
+        return Usage(absl::StrCat(flag,
+                                  " is for daemon mode (--address); wmctl is in kubeconfig mode (",
+                                  settings_.mode_reason, ")",
+                                  flag == "--cluster" ? ": --context picks the cluster" : ""));
+      }
+      bool base_flag = flag == "--definitions" || flag == "--no-catalog";
+      if (settings_.mode == Mode::kDaemon && base_flag &&
+          (command == "get" || command == "describe" || command == "gang")) {
+        return Usage(
+            absl::StrCat(command, " asks workloadmapd (daemon mode, ", settings_.mode_reason,
+                         ") and does not take ", flag,
+                         " (give it to workloadmapd, use describe -f, or kubeconfig mode)"));
+      }
+    }
     return 0;
   }
 
   // Why the connection settings cannot work, or "". Checked only by the
   // commands that connect: a bad WM_ADDRESS does not stop offline ones.
   std::string ConnectionProblem() const {
+    if (settings_.mode == Mode::kKubeconfig) return "";
     const Connection& c = settings_.connection;
     if (std::string bad = CheckAddress(c.address); !bad.empty()) {
       const std::string& source = settings_.address_source;
@@ -368,12 +510,116 @@ class Wmctl {
 
   // ---- Daemon connection ----------------------------------------------------
 
-  // The daemon client; an exit code after printing the error.
-  int Connect() {
+  // The client of the daemon, or of the in-process service over the
+  // cluster in kubeconfig mode (listing `all_namespaces` or the namespace);
+  // an exit code after printing the error.
+  int Connect(bool all_namespaces = false) {
+    if (settings_.mode == Mode::kKubeconfig) return ConnectToCluster(all_namespaces, false);
     if (std::string bad = ConnectionProblem(); !bad.empty()) return Fail(2, bad);
     auto client = LiveClient::Create(settings_.connection);
     if (!client.ok()) return Fail(2, std::string(client.status().message()));
     client_ = *std::move(client);
+    return 0;
+  }
+
+  // The connection of kubeconfig mode, with the namespace defaulted to the
+  // context's; an exit code (2) after printing the error unless `quiet`.
+  int LoadKubeconfig(bool quiet) {
+    if (cluster_connection_) return 0;
+    auto connection = LoadClusterConnection(settings_.kube);
+    if (!connection.ok()) {
+      if (quiet) return 2;
+      return Fail(2, absl::StrCat(connection.status().message(),
+                                  " (kubeconfig mode: no daemon address configured by --address, $",
+                                  kAddressEnv, " or the config file)"));
+    }
+    if (settings_.namespace_source.empty()) settings_.namespace_ = connection->namespace_;
+    cluster_connection_ = *std::move(connection);
+    return 0;
+  }
+
+  // Kubeconfig mode: the daemon's libraries over the context, in-process.
+  int ConnectToCluster(bool all_namespaces, bool quiet) {
+    if (int code = LoadKubeconfig(quiet)) return code;
+    ClusterSession::Options options;
+    options.namespace_ = all_namespaces ? "" : settings_.namespace_;
+    options.base = [this](definitions::Registry& registry) { return LoadBase(registry); };
+    absl::Duration timeout = settings_.request_timeout.value_or(kKubeconfigTimeout);
+    if (quiet) timeout = std::min(timeout, kCompletionDeadline);
+    options.timeout = timeout;
+    std::ostringstream quiet_progress;
+    auto session =
+        ClusterSession::Start(*cluster_connection_, options, quiet ? quiet_progress : err_);
+    if (!session.ok()) return quiet ? 1 : Fail(1, std::string(session.status().message()));
+    session_ = *std::move(session);
+    client_ = LiveClient::InProcess(session_->channel(), timeout);
+    return 0;
+  }
+
+  // Kubeconfig mode's base definitions: the catalog (unless --no-catalog)
+  // and every --definitions path, as the daemon's. Called again whenever
+  // the cluster's Karta objects change (on a cache thread).
+  absl::Status LoadBase(definitions::Registry& registry) {
+    if (!args_.Has("--no-catalog")) {
+      absl::Status s = registry.AddDocuments(BuiltinCatalog(), definitions::Origin::kCatalog);
+      if (!s.ok()) return s;
+    }
+    if (args_.Has("--definitions")) {
+      for (const std::string& path : args_.flags.at("--definitions")) {
+        absl::Status s = registry.AddPath(path);
+        if (!s.ok()) return s;
+      }
+    }
+    std::lock_guard lock(base_mu_);
+    base_rejected_ = registry.rejected();
+    return absl::OkStatus();
+  }
+
+  // After a kubeconfig-mode answer: what it lacks, and the --definitions
+  // that were rejected.
+  void PrintSessionWarnings() {
+    if (!session_) return;
+    for (const std::string& w : session_->Warnings()) err_ << "warning: " << w << "\n";
+    std::vector<definitions::Registry::Rejected> rejected;
+    {
+      std::lock_guard lock(base_mu_);
+      rejected = base_rejected_;
+    }
+    for (const auto& r : rejected) {
+      std::vector<std::string> errors;
+      for (const auto& f : r.findings) {
+        if (f.is_error()) errors.push_back(f.ToString());
+      }
+      err_ << "warning: definition " << r.name << " (" << r.source
+           << ") rejected: " << absl::StrJoin(errors, "; ") << "\n";
+    }
+  }
+
+  // -o json and yaml of get, describe TYPE/NAME and gang name the mode that
+  // answered.
+  Json WithMode(Json view) const {
+    view["mode"] = ModeName(settings_.mode);
+    return view;
+  }
+
+  // `wmctl version`: the build and which mode would answer.
+  int Version() {
+    out_ << "wmctl " << WM_VERSION << "\n";
+    if (settings_.mode == Mode::kDaemon) {
+      out_ << "mode: daemon (workloadmapd at " << settings_.connection.address << ", from "
+           << settings_.mode_reason << ")\n";
+      return 0;
+    }
+    auto connection = LoadClusterConnection(settings_.kube);
+    if (!connection.ok()) {
+      out_ << "mode: kubeconfig (" << settings_.mode_reason
+           << "), but no usable kubeconfig: " << connection.status().message() << "\n";
+      return 0;
+    }
+    std::string namespace_ =
+        settings_.namespace_source.empty() ? connection->namespace_ : settings_.namespace_;
+    out_ << "mode: kubeconfig (context " << connection->context << " at " << connection->server
+         << ", namespace " << namespace_ << "; " << settings_.mode_reason << ")\n";
     return 0;
   }
 
@@ -446,7 +692,7 @@ class Wmctl {
     }
     std::string selector = args_.Last("--selector");
     if (!name.empty() && !selector.empty()) return Usage("get takes NAME or -l, not both");
-    if (int code = Connect()) return code;
+    if (int code = Connect(all_namespaces)) return code;
     v1::ListWorkloadsRequest request;
     request.set_cluster(settings_.cluster);
     if (!all_namespaces) request.set_namespace_(settings_.namespace_);
@@ -473,11 +719,11 @@ class Wmctl {
     if (settings_.output == "json" || settings_.output == "yaml") {
       // kli: a NAME prints its view bare, a listing {"items", "count"}.
       if (!name.empty() && rows.size() == 1) {
-        Print(GetRowJson(rows[0]));
+        Print(WithMode(GetRowJson(rows[0])));
       } else {
         Json items = Json::array();
         for (const auto& row : rows) items.push_back(GetRowJson(row));
-        Print({{"items", items}, {"count", items.size()}});
+        Print(WithMode({{"items", items}, {"count", items.size()}}));
       }
     } else if (rows.empty()) {
       err_ << "No workloads found " << where << ".\n";
@@ -497,6 +743,7 @@ class Wmctl {
              << row.ref().name() << ": component " << c.name() << ": " << c.error() << "\n";
       }
     }
+    PrintSessionWarnings();
     return 0;
   }
 
@@ -529,6 +776,7 @@ class Wmctl {
     v1::ResolveWorkloadResponse response;
     grpc::Status status = client_->ResolveWorkload(request, &response);
     if (!status.ok()) {
+      PrintSessionWarnings();
       if (ExitCodeFor(status) == 4 && settings_.output != "table") {
         Print({{"error", "no_definition_for_type"},
                {"type", type},
@@ -543,9 +791,10 @@ class Wmctl {
     if (settings_.output == "table") {
       out_ << DescribeText(response.workload(), options);
     } else {
-      Print(DescribeJson(response.workload(), options));
+      Print(WithMode(DescribeJson(response.workload(), options)));
     }
     for (const auto& w : response.workload().warnings()) err_ << "warning: " << w << "\n";
+    PrintSessionWarnings();
     return 0;
   }
 
@@ -563,12 +812,16 @@ class Wmctl {
     request.mutable_pod()->set_name(pod);
     v1::GetGangInstructionsResponse response;
     grpc::Status status = client_->GetGangInstructions(request, &response);
-    if (!status.ok()) return CallFailed(status);
+    if (!status.ok()) {
+      PrintSessionWarnings();
+      return CallFailed(status);
+    }
     if (settings_.output == "table") {
       out_ << GangText(settings_.namespace_, pod, response);
     } else {
-      Print(GangJson(settings_.namespace_, pod, response));
+      Print(WithMode(GangJson(settings_.namespace_, pod, response)));
     }
+    PrintSessionWarnings();
     if (!response.assignment().error().empty()) {
       return Fail(1,
                   absl::StrCat("pod ", pod, " has no pod group: ", response.assignment().error()));
@@ -705,6 +958,7 @@ class Wmctl {
     v1::ListDefinitionsResponse response;
     grpc::Status status = client_->ListDefinitions({}, &response);
     if (!status.ok()) return CallFailed(status);
+    PrintSessionWarnings();
     std::vector<DefinitionRow> rows;
     for (const v1::DefinitionInfo& d : response.definitions()) {
       DefinitionRow row{d.name(),
@@ -892,6 +1146,15 @@ class Wmctl {
       }
       case FlagValue::kEngine:
         return {EngineNames().begin(), EngineNames().end()};
+      case FlagValue::kContext: {
+        if (LoadSettings(true) != 0) return {};
+        kube::KubeconfigOptions options;
+        if (!settings_.kube.kubeconfig.empty()) options.paths = {settings_.kube.kubeconfig};
+        options.getenv = settings_.kube.getenv;
+        auto contexts = kube::KubeconfigContexts(options);
+        if (!contexts.ok()) return {};
+        return *std::move(contexts);
+      }
       default:
         return {};
     }
@@ -931,9 +1194,10 @@ class Wmctl {
   }
 
   // Daemon look-ups for completion: nothing on any error.
-  bool ConnectQuietly() {
+  bool ConnectQuietly(bool all_namespaces) {
     if (client_) return true;
     if (LoadSettings(true) != 0 || !ConnectionProblem().empty()) return false;
+    if (settings_.mode == Mode::kKubeconfig) return ConnectToCluster(all_namespaces, true) == 0;
     settings_.connection.deadline = kCompletionDeadline;
     auto client = LiveClient::Create(settings_.connection);
     if (!client.ok()) return false;
@@ -943,7 +1207,7 @@ class Wmctl {
 
   std::vector<v1::WorkloadSummary> ListForCompletion(const std::string& type, bool in_namespace) {
     std::vector<v1::WorkloadSummary> rows;
-    if (!ConnectQuietly()) return rows;
+    if (!ConnectQuietly(!in_namespace)) return rows;
     v1::ListWorkloadsRequest request;
     request.set_cluster(settings_.cluster);
     if (in_namespace) request.set_namespace_(settings_.namespace_);
@@ -961,7 +1225,7 @@ class Wmctl {
       }
       return rows;
     }
-    if (!ConnectQuietly()) return rows;
+    if (!ConnectQuietly(false)) return rows;
     v1::ListDefinitionsResponse response;
     if (!client_->ListDefinitions({}, &response).ok()) return rows;
     for (const v1::DefinitionInfo& d : response.definitions()) {
@@ -979,6 +1243,12 @@ class Wmctl {
   Settings settings_;
   std::unique_ptr<expressions::Engine> engine_;
   std::unique_ptr<definitions::Registry> registry_;
+  std::optional<kube::ClusterConnection> cluster_connection_;
+  std::mutex base_mu_;
+  std::vector<definitions::Registry::Rejected> base_rejected_;  // under base_mu_
+  // Kubeconfig mode's in-process service; the client, which may hold its
+  // channel, goes first.
+  std::unique_ptr<ClusterSession> session_;
   std::unique_ptr<LiveClient> client_;
 };
 

@@ -25,17 +25,20 @@ int64_t Get(const v1::ResourceList& r, const std::string& name) {
 bool Unhealthy(const v1::Pod& p) { return !p.ready() && p.phase() != "Succeeded"; }
 
 // One line of the tree: a component row (a component, or one instance of a
-// multi-instance component), a failed component's row (a component that
-// could not be resolved: no instance, its error instead) or a pod row.
+// multi-instance component), a group row (a multi-instance component above
+// its instances, with their sums, as kli prints it), a failed component's
+// row (a component that could not be resolved: no instance, its error
+// instead) or a pod row.
 struct Row {
   std::string name;
   const v1::Component* component = nullptr;
   const v1::ComponentInstance* instance = nullptr;
   const v1::Pod* pod = nullptr;
+  bool group = false;
   std::vector<Row> children;  // component rows, then pod rows
   std::string note;           // "... and K more ..." after the children
 
-  bool Failed() const { return pod == nullptr && instance == nullptr; }
+  bool Failed() const { return pod == nullptr && instance == nullptr && !group; }
   bool HasUnhealthyPod() const {
     for (const Row& c : children) {
       if ((c.pod != nullptr && Unhealthy(*c.pod)) || (c.pod == nullptr && c.HasUnhealthyPod())) {
@@ -45,6 +48,7 @@ struct Row {
     return false;
   }
   bool MissingPods() const {
+    if (group) return component->replicas().ready() < component->replicas().desired();
     return instance != nullptr && instance->replicas().ready() < instance->replicas().desired();
   }
 };
@@ -71,13 +75,19 @@ class RowBuilder {
       }
       bool multi = std::any_of(c.instances().begin(), c.instances().end(),
                                [](const auto& i) { return !i.id().empty(); });
+      // A multi-instance component gets its own row, its instances beneath.
+      Row group;
+      group.name = c.name();
+      group.component = &c;
+      group.group = true;
       for (const auto& instance : c.instances()) {
         Row row = FromInstance(multi ? instance.id() : c.name(), c, instance);
         bool empty = row.children.empty() && instance.replicas().desired() == 0 &&
                      instance.resources().quantities().empty() && !c.has_pod_definition();
-        if (!empty) rows.push_back(std::move(row));
+        if (!empty) (multi ? group.children : rows).push_back(std::move(row));
         if (!multi) break;
       }
+      if (!group.children.empty()) rows.push_back(std::move(group));
     }
     return rows;
   }
@@ -187,13 +197,15 @@ void RenderRows(const std::vector<Row>& rows, const std::string& note, const std
                      r.pod->node().empty() ? "<none>" : r.pod->node()});
       continue;
     }
-    const auto& counts = r.instance->replicas();
-    int64_t gpu = Get(r.instance->resources(), kGpu);
-    out.push_back(
-        {head,
-         o.file_mode && !o.has_pods ? absl::StrCat("replicas: ", counts.desired())
-                                    : absl::StrCat(counts.ready(), "/", counts.desired(), " ready"),
-         gpu > 0 ? absl::StrCat("gpu: ", gpu) : "", absl::StrJoin(r.instance->nodes(), ",")});
+    // A group row shows its component's sums over the instances.
+    const auto& counts = r.group ? r.component->replicas() : r.instance->replicas();
+    int64_t gpu = Get(r.group ? r.component->resources() : r.instance->resources(), kGpu);
+    const auto& nodes = r.group ? r.component->nodes() : r.instance->nodes();
+    out.push_back({head,
+                   o.file_mode && !o.has_pods
+                       ? absl::StrCat("replicas: ", counts.desired())
+                       : absl::StrCat(counts.ready(), "/", counts.desired(), " ready"),
+                   gpu > 0 ? absl::StrCat("gpu: ", gpu) : "", absl::StrJoin(nodes, ",")});
     RenderRows(r.children, r.note, prefix + (last ? "    " : "|   "), o, out);
   }
   if (!note.empty()) out.push_back({prefix + "`-- " + note});
@@ -205,11 +217,16 @@ void SumResources(const v1::ResourceList& r, std::map<std::string, int64_t>& int
 
 // Resources table rows: leaf component rows, and grouping rows whose own
 // request is more than their children's, so that rows sum to TOTAL. Nested
-// rows are named by their path ("0/leader").
+// rows are named by their path ("0/leader"). A group row is no row of the
+// table and no part of a path: its instances' ids name them already.
 void TableRows(const std::vector<Row>& rows, const std::string& prefix,
                std::vector<std::pair<std::string, const Row*>>& out) {
   for (const Row& r : rows) {
     if (r.pod != nullptr || r.Failed()) continue;
+    if (r.group) {
+      TableRows(r.children, prefix, out);
+      continue;
+    }
     std::vector<std::pair<std::string, const Row*>> children;
     TableRows(r.children, prefix + r.name + "/", children);
     std::map<std::string, int64_t> own, sum;
@@ -242,13 +259,12 @@ Json ComponentJson(const Row& r) {
                   {"message", r.component->error().message()}};
     return c;
   }
-  const auto& counts = r.instance->replicas();
+  const auto& counts = r.group ? r.component->replicas() : r.instance->replicas();
   c["replicas"] = {
       {"desired", counts.desired()}, {"current", counts.current()}, {"ready", counts.ready()}};
-  c["resources"] = ResourcesJson(r.instance->resources());
-  if (r.instance->nodes_size() > 0) {
-    c["nodes"] = std::vector<std::string>(r.instance->nodes().begin(), r.instance->nodes().end());
-  }
+  c["resources"] = ResourcesJson(r.group ? r.component->resources() : r.instance->resources());
+  const auto& nodes = r.group ? r.component->nodes() : r.instance->nodes();
+  if (!nodes.empty()) c["nodes"] = std::vector<std::string>(nodes.begin(), nodes.end());
   for (const Row& child : r.children) {
     if (child.pod != nullptr) {
       Json pod = {{"name", child.pod->name()},
@@ -298,6 +314,10 @@ std::string DescribeText(const v1::ResolvedWorkload& w, const DescribeOptions& o
   RowBuilder builder(o);
   std::vector<Row> rows = builder.Top(w);
   std::string note = LimitComponents(rows, o.component_limit);
+  // The limit also applies to the instances of a multi-instance component.
+  for (Row& r : rows) {
+    if (r.group) r.note = LimitComponents(r.children, o.component_limit);
+  }
   std::vector<Line> lines;
   RenderRows(rows, note, "", o, lines);
   out += AlignColumns(lines, 2);

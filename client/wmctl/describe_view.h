@@ -21,13 +21,18 @@ struct DescribeOptions {
 };
 
 // kli's describe text: header, component tree with pods, Phase, and the
-// Resources table (format §5.4). A component that could not be resolved
-// has its row in the tree with its error ("error: <field>: <message>") and
-// none in the Resources table.
+// Resources table (format §5.4). A multi-instance component (a JobSet's
+// replicatedjob) has its own row with the sums of its instances, which are
+// beneath it (--component-limit applies to them as to the top rows); the
+// Resources table lists the instances. A component that could not be
+// resolved has its row in the tree with its error ("error: <field>:
+// <message>") and none in the Resources table.
 std::string DescribeText(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
 
 // kli's DescribeView for -o json/yaml, plus matchedStatuses, conditions and
-// the gang instructions; a component that could not be resolved is
+// the gang instructions. Components nest as the text's tree does (a
+// multi-instance component with its instances as children); one that could
+// not be resolved is
 // {"name", "kind", "error": {"fieldPath", "message"}}.
 Json DescribeJson(const workloadmap::v1::ResolvedWorkload& w, const DescribeOptions& o);
 

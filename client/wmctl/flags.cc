@@ -8,13 +8,23 @@
 namespace wm::wmctl {
 namespace {
 
-constexpr absl::string_view kConnection[] = {"--address",  "--tls",     "--tls-ca",
-                                             "--tls-cert", "--tls-key", "--tls-server-name"};
+constexpr absl::string_view kDaemon[] = {"--address",  "--tls",     "--tls-ca",
+                                         "--tls-cert", "--tls-key", "--tls-server-name"};
+constexpr absl::string_view kKubeconfig[] = {"--kubeconfig", "--context", "--as", "--as-group"};
+
+template <size_t N>
+bool In(absl::string_view name, const absl::string_view (&flags)[N]) {
+  return std::find(std::begin(flags), std::end(flags), name) != std::end(flags);
+}
 
 std::vector<absl::string_view> With(std::initializer_list<absl::string_view> flags,
                                     bool connection) {
   std::vector<absl::string_view> out = {"--config"};
-  if (connection) out.insert(out.end(), std::begin(kConnection), std::end(kConnection));
+  if (connection) {
+    out.insert(out.end(), std::begin(kDaemon), std::end(kDaemon));
+    out.insert(out.end(), std::begin(kKubeconfig), std::end(kKubeconfig));
+    out.push_back("--request-timeout");
+  }
   out.insert(out.end(), flags.begin(), flags.end());
   return out;
 }
@@ -30,6 +40,11 @@ const std::vector<FlagSpec>& AllFlags() {
       {"--tls-cert", "", FlagValue::kPath},
       {"--tls-key", "", FlagValue::kPath},
       {"--tls-server-name", "", FlagValue::kText},
+      {"--kubeconfig", "", FlagValue::kPath},
+      {"--context", "", FlagValue::kContext},
+      {"--as", "", FlagValue::kText},
+      {"--as-group", "", FlagValue::kText},
+      {"--request-timeout", "", FlagValue::kText},
       {"--cluster", "", FlagValue::kCluster},
       {"--namespace", "-n", FlagValue::kNamespace},
       {"--all-namespaces", "-A", FlagValue::kNone},
@@ -64,16 +79,19 @@ const std::vector<CommandSpec>& AllCommands() {
   static const auto* commands = new std::vector<CommandSpec>{
       {"get",
        With({"--cluster", "--namespace", "--all-namespaces", "--selector", "--phase", "--all-types",
-             "--output"},
+             "--output", "--definitions", "--no-catalog"},
             true),
        {"table", "wide", "json", "yaml"}},
-      // describe TYPE/NAME asks the daemon; describe -f resolves offline.
+      // describe TYPE/NAME asks the daemon or the cluster; describe -f
+      // resolves offline.
       {"describe",
        With({"--cluster", "--namespace", "--pod-limit", "--component-limit", "--output",
              "--filename", "--definitions", "--no-catalog"},
             true),
        {"table", "json", "yaml"}},
-      {"gang", With({"--cluster", "--namespace", "--output"}, true), {"table", "json", "yaml"}},
+      {"gang",
+       With({"--cluster", "--namespace", "--output", "--definitions", "--no-catalog"}, true),
+       {"table", "json", "yaml"}},
       {"definitions",
        // ListDefinitions answers for the daemon's first cluster: no --cluster.
        With({"--offline", "--definitions", "--no-catalog", "--component-limit", "--group", "--kind",
@@ -83,7 +101,7 @@ const std::vector<CommandSpec>& AllCommands() {
       {"validate", With({"--offline"}, true), {}},
       {"eval", With({"--filename", "--raw-output", "--engine"}, false), {}},
       {"completion", {}, {}},
-      {"version", {}, {}},
+      {"version", With({"--cluster", "--namespace"}, true), {}},
       {"help", {}, {}},
   };
   return *commands;
@@ -96,9 +114,12 @@ const CommandSpec* FindCommand(absl::string_view name) {
   return nullptr;
 }
 
+bool IsDaemonFlag(absl::string_view name) { return name == "--cluster" || In(name, kDaemon); }
+
+bool IsKubeconfigFlag(absl::string_view name) { return In(name, kKubeconfig); }
+
 bool IsConnectionFlag(absl::string_view name) {
-  return name == "--cluster" ||
-         std::find(std::begin(kConnection), std::end(kConnection), name) != std::end(kConnection);
+  return IsDaemonFlag(name) || IsKubeconfigFlag(name) || name == "--request-timeout";
 }
 
 std::string ParsedArgs::Last(absl::string_view name, const std::string& fallback) const {

@@ -18,6 +18,7 @@ enum class FlagValue {
   kFormat,     // an output format of the command
   kNamespace,  // completed from the daemon's workloads
   kCluster,    // likewise
+  kContext,    // completed from the kubeconfig's contexts
   kPhase,      // status names, comma-separated
   kEngine,     // a jq engine name (EngineNames)
 };
@@ -34,8 +35,8 @@ const std::vector<FlagSpec>& AllFlags();
 // The flag named `arg` (long or short form), or null.
 const FlagSpec* FindFlag(absl::string_view arg);
 
-// The commands and the flags each takes (long names). The daemon
-// connection flags and --config are included where they apply.
+// The commands and the flags each takes (long names). The connection flags
+// (of both modes) and --config are included where they apply.
 struct CommandSpec {
   absl::string_view name;
   std::vector<absl::string_view> flags;
@@ -44,12 +45,17 @@ struct CommandSpec {
 const std::vector<CommandSpec>& AllCommands();
 const CommandSpec* FindCommand(absl::string_view name);
 
-// The flags that talk to the daemon: rejected by offline invocations.
+// The flags of daemon mode: --address, --tls*, --cluster.
+bool IsDaemonFlag(absl::string_view name);
+// The flags of kubeconfig mode: --kubeconfig, --context, --as, --as-group.
+bool IsKubeconfigFlag(absl::string_view name);
+// The flags of either mode and --request-timeout: rejected by offline
+// invocations.
 bool IsConnectionFlag(absl::string_view name);
 
 // Flags and positionals as given. Flags go by their long name; a flag given
-// twice keeps every value in order (the last one counts, except --phase and
-// --definitions, which accumulate).
+// twice keeps every value in order (the last one counts, except --phase,
+// --definitions and --as-group, which accumulate).
 struct ParsedArgs {
   std::vector<std::string> positional;
   std::map<std::string, std::vector<std::string>, std::less<>> flags;

@@ -64,10 +64,19 @@ absl::StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(const Connection&
   return std::unique_ptr<LiveClient>(new LiveClient(connection, std::move(channel)));
 }
 
+std::unique_ptr<LiveClient> LiveClient::InProcess(std::shared_ptr<grpc::Channel> channel,
+                                                  absl::Duration deadline) {
+  Connection connection;
+  connection.address.clear();
+  connection.deadline = deadline;
+  return std::unique_ptr<LiveClient>(new LiveClient(std::move(connection), std::move(channel)));
+}
+
 LiveClient::LiveClient(Connection connection, std::shared_ptr<grpc::Channel> channel)
     : connection_(std::move(connection)), stub_(v1::WorkloadMap::NewStub(channel)) {}
 
 void LiveClient::Prepare(grpc::ClientContext& context) const {
+  if (connection_.deadline == absl::InfiniteDuration()) return;  // --request-timeout 0
   context.set_deadline(absl::ToChronoTime(absl::Now() + connection_.deadline));
 }
 
@@ -134,6 +143,13 @@ int ExitCodeFor(const grpc::Status& status) {
 
 std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
                             absl::Duration deadline) {
+  if (address.empty()) {
+    if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      return absl::StrCat("no answer within ", absl::FormatDuration(deadline),
+                          " (--request-timeout)");
+    }
+    return status.error_message();
+  }
   switch (status.error_code()) {
     case grpc::StatusCode::UNAVAILABLE:
       return absl::StrCat("workloadmapd at ", address, " is unavailable: ", status.error_message());

@@ -35,6 +35,10 @@ class LiveClient {
   // Reads the TLS files; InvalidArgument naming the file that is missing
   // or unreadable.
   static absl::StatusOr<std::unique_ptr<LiveClient>> Create(const Connection& connection);
+  // A client of an in-process service (kubeconfig mode): its address is
+  // empty.
+  static std::unique_ptr<LiveClient> InProcess(std::shared_ptr<grpc::Channel> channel,
+                                               absl::Duration deadline);
 
   const std::string& address() const { return connection_.address; }
 
@@ -63,7 +67,8 @@ class LiveClient {
 int ExitCodeFor(const grpc::Status& status);
 
 // The message printed after "error: ", naming the address when the daemon
-// is unreachable, unavailable or too slow.
+// is unreachable, unavailable or too slow. An empty address is the
+// in-process service of kubeconfig mode: its own message.
 std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
                             absl::Duration deadline);
 

@@ -66,7 +66,7 @@ TEST_F(LiveTest, FiltersAndNotFound) {
   }
   EXPECT_EQ(Run({"get", "-n", "other"}).err, "No workloads found in namespace other.\n");
   EXPECT_EQ(Json::parse(Run({"get", "-n", "other", "-o", "json"}).out),
-            Json::parse(R"({"items": [], "count": 0})"));
+            Json::parse(R"({"items": [], "count": 0, "mode": "daemon"})"));
   Result team = Run({"get", "-l", "team=research", "-A", "-o", "json"});
   ASSERT_EQ(team.code, 0) << team.err;
   EXPECT_EQ(Json::parse(team.out)["items"][0]["name"], "tune");
@@ -304,7 +304,9 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
   EXPECT_THAT(complete({"get", "--phase", "Running,F"}), ElementsAre("Running,Failed"));
   EXPECT_THAT(complete({"gang", "--"}),
               ElementsAre("--config", "--address", "--tls", "--tls-ca", "--tls-cert", "--tls-key",
-                          "--tls-server-name", "--cluster", "--namespace", "--output", "--help"));
+                          "--tls-server-name", "--kubeconfig", "--context", "--as", "--as-group",
+                          "--request-timeout", "--cluster", "--namespace", "--output",
+                          "--definitions", "--no-catalog", "--help"));
   EXPECT_THAT(complete({"get", "--all-"}), ElementsAre("--all-namespaces", "--all-types"));
   EXPECT_THAT(complete({"completion", ""}), ElementsAre("bash", "fish", "zsh"));
   EXPECT_THAT(complete({"gang", ""}), IsEmpty());
@@ -369,7 +371,13 @@ TEST(WmctlLiveTest, UsageErrors) {
            {"describe", "JobSet"},
            {"describe", "JobSet/"},
            {"describe", "JobSet/demo", "-A"},
-           {"describe", "JobSet/demo", "--definitions", "x"},
+           {"describe", "JobSet/demo", "--definitions", "x", "--address", "127.0.0.1:1"},
+           {"get", "--no-catalog", "--address", "127.0.0.1:1"},
+           {"get", "--cluster", "c"},
+           {"gang", "p", "--tls"},
+           {"get", "--address", "127.0.0.1:1", "--context", "c"},
+           {"get", "--request-timeout", "soon"},
+           {"get", "--kubeconfig", "/nonexistent/kubeconfig"},
            {"describe", "JobSet/demo", "-o", "wide"},
            {"describe", "-f", "x", "-n", "default"},
            {"describe", "-f", "x", "--address", "127.0.0.1:1"},

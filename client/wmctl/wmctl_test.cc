@@ -31,8 +31,9 @@ TEST(WmctlTest, DescribeSeedManifest) {
             "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
             "(catalog)   (file mode: no live status)\n"
             "\n"
-            "|-- leader  replicas: 1  gpu: 4\n"
-            "`-- worker  replicas: 2  gpu: 8\n"
+            "`-- replicatedjob  replicas: 3  gpu: 12\n"
+            "    |-- leader     replicas: 1  gpu: 4\n"
+            "    `-- worker     replicas: 2  gpu: 8\n"
             "\n"
             "Resources:\n"
             "COMPONENT   REPLICAS   GPU   CPU   MEMORY\n"
@@ -97,23 +98,27 @@ TEST(WmctlTest, DescribeFileShowsAPartialAnswer) {
 TEST(WmctlTest, DescribeSeedWithPods) {
   Result r = RunOffline({"describe", "-f", kSeed + "cluster-state.yaml"});
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out,
-            "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
-            "(catalog)   (file mode)\n"
-            "\n"
-            "|-- leader                   1/1 ready  gpu: 4  gpu-node-1\n"
-            "|   `-- demo-leader-0-0-x0l  Running    gpu: 4  gpu-node-1\n"
-            "`-- worker                   2/2 ready  gpu: 8  gpu-node-2,gpu-node-3\n"
-            "    |-- demo-worker-0-0-x0w  Running    gpu: 4  gpu-node-2\n"
-            "    `-- demo-worker-1-0-x1w  Running    gpu: 4  gpu-node-3\n"
-            "\n"
-            "Phase: Running\n"
-            "\n"
-            "Resources:\n"
-            "COMPONENT   REPLICAS   GPU   CPU   MEMORY\n"
-            "leader      1          4     0     0\n"
-            "worker      2          8     0     0\n"
-            "TOTAL       3          12    0     0\n");
+  EXPECT_EQ(
+      r.out,
+      "JobSet/demo   namespace: default   definition: jobset-x-k8s-io-jobset-v1alpha2 "
+      "(catalog)   (file mode)\n"
+      "\n"
+      // kli's tree: the multi-instance component's row above its
+      // instances, with their sums.
+      "`-- replicatedjob                3/3 ready  gpu: 12  gpu-node-1,gpu-node-2,gpu-node-3\n"
+      "    |-- leader                   1/1 ready  gpu: 4   gpu-node-1\n"
+      "    |   `-- demo-leader-0-0-x0l  Running    gpu: 4   gpu-node-1\n"
+      "    `-- worker                   2/2 ready  gpu: 8   gpu-node-2,gpu-node-3\n"
+      "        |-- demo-worker-0-0-x0w  Running    gpu: 4   gpu-node-2\n"
+      "        `-- demo-worker-1-0-x1w  Running    gpu: 4   gpu-node-3\n"
+      "\n"
+      "Phase: Running\n"
+      "\n"
+      "Resources:\n"
+      "COMPONENT   REPLICAS   GPU   CPU   MEMORY\n"
+      "leader      1          4     0     0\n"
+      "worker      2          8     0     0\n"
+      "TOTAL       3          12    0     0\n");
 }
 
 TEST(WmctlTest, DescribeJsonHasMatchedStatusesAndGang) {
@@ -122,8 +127,14 @@ TEST(WmctlTest, DescribeJsonHasMatchedStatusesAndGang) {
   Json view = Json::parse(r.out);
   EXPECT_EQ(view["matchedStatuses"], Json::parse(R"(["Running"])"));
   EXPECT_EQ(view["resources"]["gpus"], 12);
-  EXPECT_EQ(view["components"][1]["name"], "worker");
-  EXPECT_EQ(view["components"][1]["replicas"],
+  // Components nest as the tree does: replicatedjob with its instances.
+  EXPECT_EQ(view["components"].size(), 1);
+  EXPECT_EQ(view["components"][0]["name"], "replicatedjob");
+  EXPECT_EQ(view["components"][0]["replicas"],
+            Json::parse(R"({"desired":3,"current":3,"ready":3})"));
+  EXPECT_EQ(view["components"][0]["resources"]["gpus"], 12);
+  EXPECT_EQ(view["components"][0]["children"][1]["name"], "worker");
+  EXPECT_EQ(view["components"][0]["children"][1]["replicas"],
             Json::parse(R"({"desired":2,"current":2,"ready":2})"));
   EXPECT_EQ(view["gang"]["podGroups"][0]["minMember"], 3);
 }

@@ -63,7 +63,9 @@ wmctl="$root/usr/bin/wmctl"
 
 # --- wmctl offline ------------------------------------------------------------
 out=$(run "$wmctl" version)
-[[ "$out" == "wmctl $version" ]] || fail "wmctl version printed '$out'"
+# The version, then the mode that would answer (no kubeconfig in HOME).
+[[ "$out" == "wmctl $version"$'\n'"mode: kubeconfig (no daemon address configured), but no usable kubeconfig: "* ]] ||
+  fail "wmctl version printed '$out'"
 definition="$root/usr/share/workloadmap/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"
 out=$(run "$wmctl" validate --offline "$definition") || fail "validate --offline: $out"
 [[ "$out" == "OK: $definition is a valid Karta definition (GVK: jobset.x-k8s.io/v1alpha2, Kind=JobSet)" ]] ||
@@ -71,7 +73,8 @@ out=$(run "$wmctl" validate --offline "$definition") || fail "validate --offline
 seed="$repo/integration_tests/seed/cluster-state.yaml"
 out=$(run "$wmctl" describe -f "$seed") || fail "describe -f: $out"
 grep -q '^JobSet/demo .* definition: jobset-x-k8s-io-jobset-v1alpha2 (catalog)' <<<"$out" &&
-  grep -qE '^`-- worker +2/2 ready +gpu: 8 ' <<<"$out" &&
+  grep -qE '^`-- replicatedjob +3/3 ready +gpu: 12 ' <<<"$out" &&
+  grep -qE '^    `-- worker +2/2 ready +gpu: 8 ' <<<"$out" &&
   grep -qE '^TOTAL +3 +12 ' <<<"$out" || fail "describe -f printed: $out"
 # The worker found was the installed one.
 mkdir "$work/aside"
