@@ -13,12 +13,14 @@
 #
 #   kubeconfig_test.sh BUILD_DIR [TESTBED_DIR]
 #
-# TESTBED_DIR defaults to $WM_TESTBED_DIR (ctest's testbed fixture sets it).
+# The testbed is the one at $WM_TESTBED_DIR when that is set (scripts/test
+# starts one and shares it), else TESTBED_DIR (where ctest's testbed fixture
+# started its own).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 build="$(cd "${1:?build directory}" && pwd)"
-testbed="${2:-${WM_TESTBED_DIR:?testbed directory (WM_TESTBED_DIR)}}"
+testbed="${WM_TESTBED_DIR:-${2:?testbed directory (TESTBED_DIR or WM_TESTBED_DIR)}}"
 # shellcheck source=../lib.sh
 source "$repo/integration_tests/lib.sh"
 work=$(mktemp -d /tmp/wm-wmctl-kube.XXXXXX)
