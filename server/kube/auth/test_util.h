@@ -3,7 +3,6 @@
 
 // Fixtures shared by this directory's tests.
 
-#include <stdlib.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -13,32 +12,17 @@
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/scratch_dir.h"
 #include "server/kube/auth/credentials.h"
 
 namespace wm::kube::testing {
 
-// A fresh directory per test, removed afterwards.
+// A fresh directory per test (dir_), removed afterwards.
 class TempDirTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "/kube_auth_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = std::filesystem::path(pattern).lexically_normal().string();
-  }
-  void TearDown() override {
-    std::error_code ignored;
-    std::filesystem::remove_all(dir_, ignored);
-  }
-
   // dir_/relative, with parent directories created.
   std::string Write(const std::string& relative, const std::string& content) {
-    std::string path = dir_ + "/" + relative;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out << content;
-    out.close();
-    EXPECT_TRUE(out.good()) << path;
-    return path;
+    return scratch_.Write(relative, content);
   }
 
   // An executable /bin/sh script at dir_/relative.
@@ -57,7 +41,8 @@ class TempDirTest : public ::testing::Test {
     return std::filesystem::exists(dir_ + "/" + relative);
   }
 
-  std::string dir_;
+  wm::testing::ScratchDir scratch_{"kube_auth"};
+  const std::string dir_ = scratch_.path();
 };
 
 // A clock tests move by hand.
