@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/expressions/native/lexer.h"
@@ -25,6 +26,15 @@ namespace {
   if (absl::Status s_ = (expr); !s_.ok()) { \
     return s_;                              \
   }
+
+// Marks a function on the parser's recursive path that must keep a frame
+// of its own. Each nesting level of a source costs the frames of the
+// functions it goes through (about eight for `try (...)`), so those frames
+// must hold only their own state: inlined into one another they would each
+// carry the locals of every construct (under AddressSanitizer, whose
+// redzones multiply locals, that was 40 KB of stack per level, and a
+// source within max_depth overflowed an 8 MB stack).
+#define WM_PARSER_STEP ABSL_ATTRIBUTE_NOINLINE
 
 struct BinaryOperator {
   NodeKind kind;
@@ -186,7 +196,7 @@ class Parser {
   }
 
   // query '|' query, right-associative.
-  absl::StatusOr<NodePtr> ParsePipe() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParsePipe() {
     std::vector<NodePtr> parts;
     while (true) {
       WM_PARSE_ASSIGN(part, ParseComma());
@@ -199,7 +209,7 @@ class Parser {
 
   // a | b | c as Pipe(a, Pipe(b, c)); every pipe ends where the last part
   // does, at the last token read.
-  absl::StatusOr<NodePtr> FoldPipes(std::vector<NodePtr> parts) {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> FoldPipes(std::vector<NodePtr> parts) {
     NodePtr result = std::move(parts.back());
     for (size_t i = parts.size() - 1; i-- > 0;) {
       uint32_t begin = parts[i]->span().begin;
@@ -211,7 +221,7 @@ class Parser {
   }
 
   // query ',' query, left-associative.
-  absl::StatusOr<NodePtr> ParseComma() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseComma() {
     WM_PARSE_ASSIGN(left, ParseOperand());
     while (At(TokenKind::kComma)) {
       WM_PARSE_RETURN_IF_ERROR(Advance());
@@ -227,37 +237,51 @@ class Parser {
   // An operand of ',' and '|': a definition, a label or a binding (each
   // taking the rest of the query as its body), or an expr.
   absl::StatusOr<NodePtr> ParseOperand() {
-    uint32_t begin = token_.begin;
     // Definitions, labels and bindings nest their bodies without going
     // through ParseTerm.
-    Nesting nesting(depth_, At(TokenKind::kDef) || At(TokenKind::kLabel) ? 1 : 0);
-    if (depth_ > limits_.max_depth) return DepthError();
-    if (At(TokenKind::kDef)) {
-      std::string name;
-      std::vector<std::string> params;
-      WM_PARSE_ASSIGN(body, ParseFuncDef(name, params));
-      if (At(TokenKind::kEndOfInput)) {
-        return Error(token_.begin,
-                     absl::StrCat("missing query after the definition of ", name, " (try \".\")"));
-      }
-      WM_PARSE_ASSIGN(rest, ParsePipe());
-      return Make(NodeKind::kFuncDef, begin, std::move(name),
-                  List(std::move(body), std::move(rest)), std::move(params));
+    if (At(TokenKind::kDef) || At(TokenKind::kLabel)) {
+      Nesting nesting(depth_);
+      if (depth_ > limits_.max_depth) return DepthError();
+      return At(TokenKind::kDef) ? ParseDefinitionOperand() : ParseLabelOperand();
     }
-    if (At(TokenKind::kLabel)) {
-      WM_PARSE_RETURN_IF_ERROR(Advance());
-      if (!At(TokenKind::kVariable)) return Expected("a label name ($name)", "after \"label\"");
-      std::string name = token_.text;
-      WM_PARSE_RETURN_IF_ERROR(Advance());
-      WM_PARSE_RETURN_IF_ERROR(
-          Expect(TokenKind::kPipe, "\"|\"", absl::StrCat("after label $", name)));
-      WM_PARSE_ASSIGN(body, ParsePipe());
-      return Make(NodeKind::kLabel, begin, std::move(name), List(std::move(body)));
-    }
+    uint32_t begin = token_.begin;
     WM_PARSE_ASSIGN(source, ParseBinary(kLoosestBinary));
     if (!At(TokenKind::kAs)) return source;
     Nesting binding(depth_);
     if (depth_ > limits_.max_depth) return DepthError();
+    return ParseBinding(std::move(source), begin);
+  }
+
+  // `def f: body; rest` at the current "def".
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseDefinitionOperand() {
+    uint32_t begin = token_.begin;
+    std::string name;
+    std::vector<std::string> params;
+    WM_PARSE_ASSIGN(body, ParseFuncDef(name, params));
+    if (At(TokenKind::kEndOfInput)) {
+      return Error(token_.begin,
+                   absl::StrCat("missing query after the definition of ", name, " (try \".\")"));
+    }
+    WM_PARSE_ASSIGN(rest, ParsePipe());
+    return Make(NodeKind::kFuncDef, begin, std::move(name), List(std::move(body), std::move(rest)),
+                std::move(params));
+  }
+
+  // `label $name | body` at the current "label".
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseLabelOperand() {
+    uint32_t begin = token_.begin;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    if (!At(TokenKind::kVariable)) return Expected("a label name ($name)", "after \"label\"");
+    std::string name = token_.text;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    WM_PARSE_RETURN_IF_ERROR(
+        Expect(TokenKind::kPipe, "\"|\"", absl::StrCat("after label $", name)));
+    WM_PARSE_ASSIGN(body, ParsePipe());
+    return Make(NodeKind::kLabel, begin, std::move(name), List(std::move(body)));
+  }
+
+  // `source as patterns | body` at the current "as"; `source` began at `begin`.
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseBinding(NodePtr source, uint32_t begin) {
     WM_PARSE_RETURN_IF_ERROR(Advance());
     std::vector<NodePtr> children;
     children.push_back(std::move(source));
@@ -275,7 +299,8 @@ class Parser {
   }
 
   // `def name[(params)]: body;` at the current "def"; returns the body.
-  absl::StatusOr<NodePtr> ParseFuncDef(std::string& name, std::vector<std::string>& params) {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseFuncDef(std::string& name,
+                                                      std::vector<std::string>& params) {
     WM_PARSE_RETURN_IF_ERROR(Advance());
     if (!At(TokenKind::kIdent)) {
       return Expected("a function name", "after \"def\" (keywords and $names cannot be defined)");
@@ -308,18 +333,13 @@ class Parser {
   }
 
   // expr: precedence climbing over BinaryOperatorFor.
-  absl::StatusOr<NodePtr> ParseBinary(int min_precedence) {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseBinary(int min_precedence) {
     WM_PARSE_ASSIGN(left, ParseTerm());
     int non_associative = 0;  // precedence of a non-associative operator just applied
     while (true) {
       std::optional<BinaryOperator> op = BinaryOperatorFor(token_.kind);
       if (!op || op->precedence < min_precedence) break;
-      if (op->precedence == non_associative) {
-        return Error(token_.begin,
-                     absl::StrCat(op->precedence == 5 ? "comparison" : "assignment",
-                                  " operators are non-associative: parenthesize one side of ",
-                                  Describe(token_)));
-      }
+      if (op->precedence == non_associative) return NonAssociative(op->precedence);
       WM_PARSE_RETURN_IF_ERROR(Advance());
       // A right operand of a right-associative operator is one more level
       // (`a // b // c ...` recurses); the others recurse at most once per
@@ -336,6 +356,13 @@ class Parser {
     return left;
   }
 
+  WM_PARSER_STEP absl::Status NonAssociative(int precedence) const {
+    return Error(token_.begin,
+                 absl::StrCat(precedence == 5 ? "comparison" : "assignment",
+                              " operators are non-associative: parenthesize one side of ",
+                              Describe(token_)));
+  }
+
   // term: unary operators, then a primary and its suffixes.
   // Every construct that nests (parentheses, brackets, objects, strings,
   // if, try, reduce, unary operators, ...) goes through here, so this
@@ -343,18 +370,22 @@ class Parser {
   absl::StatusOr<NodePtr> ParseTerm() {
     Nesting nesting(depth_);
     if (depth_ > limits_.max_depth) return DepthError();
+    if (At(TokenKind::kMinus) || At(TokenKind::kPlus)) return ParseUnary();
     uint32_t begin = token_.begin;
-    if (At(TokenKind::kMinus) || At(TokenKind::kPlus)) {
-      NodeKind kind = At(TokenKind::kMinus) ? NodeKind::kNegate : NodeKind::kUnaryPlus;
-      WM_PARSE_RETURN_IF_ERROR(Advance());
-      WM_PARSE_ASSIGN(operand, ParseTerm());
-      return Make(kind, begin, "", List(std::move(operand)));
-    }
     WM_PARSE_ASSIGN(term, ParsePrimary());
     return ParseSuffixes(std::move(term), begin);
   }
 
-  absl::StatusOr<NodePtr> ParseSuffixes(NodePtr term, uint32_t begin) {
+  // `-term` or `+term`.
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseUnary() {
+    uint32_t begin = token_.begin;
+    NodeKind kind = At(TokenKind::kMinus) ? NodeKind::kNegate : NodeKind::kUnaryPlus;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    WM_PARSE_ASSIGN(operand, ParseTerm());
+    return Make(kind, begin, "", List(std::move(operand)));
+  }
+
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseSuffixes(NodePtr term, uint32_t begin) {
     // Whether `term` ends in a step of this suffix chain: `?` then protects
     // that step only (kOptional); after a primary alone (`(.a.b)?`, `f?`)
     // it protects the whole term, a `try` (gojq's compileTermSuffix).
@@ -399,7 +430,7 @@ class Parser {
   }
 
   // [] [e] [e:] [:e] [e:e] at the current "[".
-  absl::StatusOr<NodePtr> ParseBracketSuffix(NodePtr target, uint32_t begin) {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseBracketSuffix(NodePtr target, uint32_t begin) {
     WM_PARSE_RETURN_IF_ERROR(Advance());
     if (At(TokenKind::kRightBracket)) {
       WM_PARSE_RETURN_IF_ERROR(Advance());
@@ -426,17 +457,53 @@ class Parser {
                 List(std::move(target), std::move(from), std::move(to)));
   }
 
+  // A dispatcher without locals of its own: every case with state is a
+  // function of its own, so a frame on the recursive path holds only the
+  // state of the construct being parsed (see kParserStep).
   absl::StatusOr<NodePtr> ParsePrimary() {
-    uint32_t begin = token_.begin;
     switch (token_.kind) {
       case TokenKind::kDot:
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        if (At(TokenKind::kStringStart)) {
-          WM_PARSE_ASSIGN(identity, Make(NodeKind::kIdentity, begin));
-          WM_PARSE_ASSIGN(key, ParseString(""));
-          return Make(NodeKind::kIndex, begin, "", List(std::move(identity), std::move(key)));
-        }
-        return Make(NodeKind::kIdentity, begin);
+        return ParseDot();
+      case TokenKind::kRecurse:
+      case TokenKind::kField:
+      case TokenKind::kNull:
+      case TokenKind::kTrue:
+      case TokenKind::kFalse:
+      case TokenKind::kNumber:
+      case TokenKind::kVariable:
+      case TokenKind::kModuleVariable:
+        return ParseLeafPrimary();
+      case TokenKind::kStringStart:
+        return ParseString("");
+      case TokenKind::kFormat:
+        return ParseFormat();
+      case TokenKind::kIdent:
+      case TokenKind::kModuleIdent:
+        return ParseCall();
+      case TokenKind::kLeftParen:
+        return ParseParenthesized();
+      case TokenKind::kLeftBracket:
+        return ParseArray();
+      case TokenKind::kLeftBrace:
+        return ParseObject();
+      case TokenKind::kIf:
+        return ParseIf();
+      case TokenKind::kTry:
+        return ParseTry();
+      case TokenKind::kReduce:
+      case TokenKind::kForeach:
+        return ParseReduceOrForeach();
+      case TokenKind::kBreak:
+        return ParseBreak();
+      default:
+        return NotAPrimary();
+    }
+  }
+
+  // The primaries of one token: `..`, `.name`, literals, `$name`.
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseLeafPrimary() {
+    uint32_t begin = token_.begin;
+    switch (token_.kind) {
       case TokenKind::kRecurse:
         return Leaf(NodeKind::kRecurse, "");
       case TokenKind::kField: {
@@ -452,68 +519,78 @@ class Parser {
         return Leaf(NodeKind::kFalse, "");
       case TokenKind::kNumber:
         return Leaf(NodeKind::kNumber, token_.text);
-      case TokenKind::kStringStart:
-        return ParseString("");
-      case TokenKind::kFormat: {
-        std::string format = token_.text;
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        if (At(TokenKind::kStringStart)) return ParseString(std::move(format), begin);
-        return Make(NodeKind::kFormat, begin, std::move(format));
-      }
-      case TokenKind::kVariable:
-      case TokenKind::kModuleVariable:
+      default:  // kVariable, kModuleVariable
         return Leaf(NodeKind::kVariable, token_.text);
-      case TokenKind::kIdent:
-      case TokenKind::kModuleIdent:
-        return ParseCall();
-      case TokenKind::kLeftParen: {
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        WM_PARSE_ASSIGN(inner, ParsePipe());
-        WM_PARSE_RETURN_IF_ERROR(
-            Expect(TokenKind::kRightParen, "\")\"", "to close the parenthesis"));
-        return inner;
-      }
-      case TokenKind::kLeftBracket: {
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        std::vector<NodePtr> children;
-        if (!At(TokenKind::kRightBracket)) {
-          WM_PARSE_ASSIGN(elements, ParsePipe());
-          children.push_back(std::move(elements));
-        }
-        WM_PARSE_RETURN_IF_ERROR(Expect(TokenKind::kRightBracket, "\"]\"", "to close the array"));
-        return Make(NodeKind::kArray, begin, "", std::move(children));
-      }
-      case TokenKind::kLeftBrace:
-        return ParseObject();
-      case TokenKind::kIf:
-        return ParseIf();
-      case TokenKind::kTry: {
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        WM_PARSE_ASSIGN(body, ParseTerm());
-        NodePtr handler;
-        if (At(TokenKind::kCatch)) {
-          WM_PARSE_RETURN_IF_ERROR(Advance());
-          WM_PARSE_ASSIGN(h, ParseTerm());
-          handler = std::move(h);
-        }
-        return Make(NodeKind::kTry, begin, "", List(std::move(body), std::move(handler)));
-      }
-      case TokenKind::kReduce:
-      case TokenKind::kForeach:
-        return ParseReduceOrForeach();
-      case TokenKind::kBreak: {
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        if (!At(TokenKind::kVariable)) return Expected("a label name ($name)", "after \"break\"");
-        return Leaf(NodeKind::kBreak, token_.text, begin);
-      }
-      case TokenKind::kDef:
-      case TokenKind::kLabel:
-        return Error(token_.begin,
-                     absl::StrCat("\"", token_.text,
-                                  "\" must start a query, not an operand: wrap it in parentheses"));
-      default:
-        return Expected("an expression", "");
     }
+  }
+
+  // `.` alone or `."key"`.
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseDot() {
+    uint32_t begin = token_.begin;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    if (At(TokenKind::kStringStart)) {
+      WM_PARSE_ASSIGN(identity, Make(NodeKind::kIdentity, begin));
+      WM_PARSE_ASSIGN(key, ParseString(""));
+      return Make(NodeKind::kIndex, begin, "", List(std::move(identity), std::move(key)));
+    }
+    return Make(NodeKind::kIdentity, begin);
+  }
+
+  // `@name` alone or `@name "string"`.
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseFormat() {
+    uint32_t begin = token_.begin;
+    std::string format = token_.text;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    if (At(TokenKind::kStringStart)) return ParseString(std::move(format), begin);
+    return Make(NodeKind::kFormat, begin, std::move(format));
+  }
+
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseParenthesized() {
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    WM_PARSE_ASSIGN(inner, ParsePipe());
+    WM_PARSE_RETURN_IF_ERROR(Expect(TokenKind::kRightParen, "\")\"", "to close the parenthesis"));
+    return inner;
+  }
+
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseArray() {
+    uint32_t begin = token_.begin;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    std::vector<NodePtr> children;
+    if (!At(TokenKind::kRightBracket)) {
+      WM_PARSE_ASSIGN(elements, ParsePipe());
+      children.push_back(std::move(elements));
+    }
+    WM_PARSE_RETURN_IF_ERROR(Expect(TokenKind::kRightBracket, "\"]\"", "to close the array"));
+    return Make(NodeKind::kArray, begin, "", std::move(children));
+  }
+
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseTry() {
+    uint32_t begin = token_.begin;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    WM_PARSE_ASSIGN(body, ParseTerm());
+    NodePtr handler;
+    if (At(TokenKind::kCatch)) {
+      WM_PARSE_RETURN_IF_ERROR(Advance());
+      WM_PARSE_ASSIGN(h, ParseTerm());
+      handler = std::move(h);
+    }
+    return Make(NodeKind::kTry, begin, "", List(std::move(body), std::move(handler)));
+  }
+
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseBreak() {
+    uint32_t begin = token_.begin;
+    WM_PARSE_RETURN_IF_ERROR(Advance());
+    if (!At(TokenKind::kVariable)) return Expected("a label name ($name)", "after \"break\"");
+    return Leaf(NodeKind::kBreak, token_.text, begin);
+  }
+
+  WM_PARSER_STEP absl::Status NotAPrimary() const {
+    if (At(TokenKind::kDef) || At(TokenKind::kLabel)) {
+      return Error(token_.begin,
+                   absl::StrCat("\"", token_.text,
+                                "\" must start a query, not an operand: wrap it in parentheses"));
+    }
+    return Expected("an expression", "");
   }
 
   // A node of the current token alone (or from `begin` to it).
@@ -524,7 +601,7 @@ class Parser {
     return Make(kind, from, std::move(text));
   }
 
-  absl::StatusOr<NodePtr> ParseCall() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseCall() {
     uint32_t begin = token_.begin;
     std::string name = token_.text;
     WM_PARSE_RETURN_IF_ERROR(Advance());
@@ -535,18 +612,22 @@ class Parser {
         WM_PARSE_ASSIGN(arg, ParsePipe());
         args.push_back(std::move(arg));
         if (At(TokenKind::kRightParen)) break;
-        WM_PARSE_RETURN_IF_ERROR(Expect(TokenKind::kSemicolon, "\";\" or \")\"",
-                                        absl::StrCat("after an argument of ", name)));
+        if (!At(TokenKind::kSemicolon)) return MissingArgumentSeparator(name);
+        WM_PARSE_RETURN_IF_ERROR(Advance());
       }
       WM_PARSE_RETURN_IF_ERROR(Advance());
     }
     return Make(NodeKind::kCall, begin, std::move(name), std::move(args));
   }
 
+  WM_PARSER_STEP absl::Status MissingArgumentSeparator(absl::string_view name) const {
+    return Expected("\";\" or \")\"", absl::StrCat("after an argument of ", name));
+  }
+
   // A string at the current kStringStart; `format` is "" or the format
   // written before it, whose token started at `begin`.
-  absl::StatusOr<NodePtr> ParseString(std::string format,
-                                      std::optional<uint32_t> format_begin = std::nullopt) {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseString(
+      std::string format, std::optional<uint32_t> format_begin = std::nullopt) {
     uint32_t begin = format_begin.value_or(token_.begin);
     WM_PARSE_RETURN_IF_ERROR(Advance());
     std::vector<NodePtr> parts;
@@ -572,34 +653,15 @@ class Parser {
     return Make(NodeKind::kString, begin, parts.empty() ? "" : parts[0]->text());
   }
 
-  absl::StatusOr<NodePtr> ParseObject() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseObject() {
     uint32_t begin = token_.begin;
     WM_PARSE_RETURN_IF_ERROR(Advance());
     std::vector<NodePtr> entries;
     while (!At(TokenKind::kRightBrace)) {
       uint32_t entry_begin = token_.begin;
-      bool shorthand_allowed = true;
-      NodePtr key;
-      if (At(TokenKind::kIdent) || IsKeyword(token_.kind)) {
-        WM_PARSE_ASSIGN(name, Leaf(NodeKind::kString, token_.text));
-        key = std::move(name);
-      } else if (At(TokenKind::kVariable)) {
-        WM_PARSE_ASSIGN(variable, Leaf(NodeKind::kVariable, token_.text));
-        key = std::move(variable);
-      } else if (At(TokenKind::kStringStart)) {
-        WM_PARSE_ASSIGN(string, ParseString(""));
-        key = std::move(string);
-      } else if (At(TokenKind::kLeftParen)) {
-        WM_PARSE_RETURN_IF_ERROR(Advance());
-        WM_PARSE_ASSIGN(query, ParsePipe());
-        WM_PARSE_RETURN_IF_ERROR(
-            Expect(TokenKind::kRightParen, "\")\"", "to close the computed object key"));
-        key = std::move(query);
-        shorthand_allowed = false;
-      } else {
-        return Expected("an object key (a name, a keyword, a $variable, a string or (expression))",
-                        "");
-      }
+      // A computed key, `(query)`, needs a value.
+      bool shorthand_allowed = !At(TokenKind::kLeftParen);
+      WM_PARSE_ASSIGN(key, ParseObjectKey());
       NodePtr value;
       if (At(TokenKind::kColon)) {
         WM_PARSE_RETURN_IF_ERROR(Advance());
@@ -621,9 +683,25 @@ class Parser {
     return Make(NodeKind::kObject, begin, "", std::move(entries));
   }
 
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseObjectKey() {
+    if (At(TokenKind::kIdent) || IsKeyword(token_.kind)) {
+      return Leaf(NodeKind::kString, token_.text);
+    }
+    if (At(TokenKind::kVariable)) return Leaf(NodeKind::kVariable, token_.text);
+    if (At(TokenKind::kStringStart)) return ParseString("");
+    if (At(TokenKind::kLeftParen)) {
+      WM_PARSE_RETURN_IF_ERROR(Advance());
+      WM_PARSE_ASSIGN(query, ParsePipe());
+      WM_PARSE_RETURN_IF_ERROR(
+          Expect(TokenKind::kRightParen, "\")\"", "to close the computed object key"));
+      return query;
+    }
+    return Expected("an object key (a name, a keyword, a $variable, a string or (expression))", "");
+  }
+
   // objectval := expr ('|' expr)*, right-associative; no ',' (it separates
   // entries) and no def, label or as.
-  absl::StatusOr<NodePtr> ParseObjectValue() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseObjectValue() {
     std::vector<NodePtr> parts;
     while (true) {
       WM_PARSE_ASSIGN(part, ParseBinary(kLoosestBinary));
@@ -634,7 +712,7 @@ class Parser {
     return FoldPipes(std::move(parts));
   }
 
-  absl::StatusOr<NodePtr> ParseIf() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseIf() {
     struct Branch {
       uint32_t begin;
       NodePtr condition;
@@ -674,7 +752,7 @@ class Parser {
     return otherwise;
   }
 
-  absl::StatusOr<NodePtr> ParseReduceOrForeach() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParseReduceOrForeach() {
     uint32_t begin = token_.begin;
     bool reduce = At(TokenKind::kReduce);
     absl::string_view keyword = reduce ? "reduce" : "foreach";
@@ -705,7 +783,7 @@ class Parser {
     return Make(reduce ? NodeKind::kReduce : NodeKind::kForeach, begin, "", std::move(children));
   }
 
-  absl::StatusOr<NodePtr> ParsePattern() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParsePattern() {
     Nesting nesting(depth_);
     if (depth_ > limits_.max_depth) return DepthError();
     uint32_t begin = token_.begin;
@@ -739,7 +817,7 @@ class Parser {
     return Expected("a pattern ($name, [...] or {...})", "");
   }
 
-  absl::StatusOr<NodePtr> ParsePatternEntry() {
+  WM_PARSER_STEP absl::StatusOr<NodePtr> ParsePatternEntry() {
     uint32_t begin = token_.begin;
     NodePtr key;
     bool variable = false;
@@ -783,6 +861,7 @@ class Parser {
 
 #undef WM_PARSE_ASSIGN
 #undef WM_PARSE_RETURN_IF_ERROR
+#undef WM_PARSER_STEP
 
 }  // namespace
 
