@@ -26,7 +26,7 @@
 #include "integration_tests/hostile/raw_clients.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
-#include "server/rpc/snapshot_cluster.h"
+#include "server/index/snapshot_cluster.h"
 #include "server/rpc/testing/service_harness.h"
 #include "workloadmap/v1/service.pb.h"
 
@@ -48,7 +48,7 @@ constexpr absl::Duration kDeadline = absl::Milliseconds(1500);
 
 struct Server {
   std::unique_ptr<wm::expressions::Engine> engine;
-  std::unique_ptr<wm::rpc::SnapshotCluster> snapshot;
+  std::unique_ptr<wm::index::SnapshotCluster> snapshot;
   std::unique_ptr<wm::rpc::testing::ServiceHarness> harness;
   std::shared_ptr<grpc::Channel> channel;
 };
@@ -73,11 +73,11 @@ Server& TheServer() {
     std::filesystem::copy_file(WM_SOURCE_DIR "/integration_tests/seed/cluster-state.yaml",
                                dir + "/cluster-state.yaml",
                                std::filesystem::copy_options::overwrite_existing);
-    auto snapshot = wm::rpc::SnapshotCluster::Load(dir, registry);
+    auto snapshot = wm::index::SnapshotCluster::Load(dir, registry);
     if (!snapshot.ok()) Die(snapshot.status().ToString());
     s->snapshot = *std::move(snapshot);
     s->harness = std::make_unique<wm::rpc::testing::ServiceHarness>(
-        std::vector<wm::rpc::Cluster*>{s->snapshot.get()}, *s->engine,
+        std::vector<wm::index::Cluster*>{s->snapshot.get()}, *s->engine,
         wm::rpc::WorkloadMapService::Options{});
     if (!s->harness->started()) Die("the server did not start");
     s->snapshot->Feed(s->harness->index());

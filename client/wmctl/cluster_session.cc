@@ -85,10 +85,10 @@ absl::StatusOr<std::unique_ptr<ClusterSession>> ClusterSession::Start(
   if (!engine.ok()) return engine.status();
   session->engine_ = *std::move(engine);
   session->index_ =
-      std::make_unique<rpc::WorkloadIndex>(*session->engine_, rpc::WorkloadIndex::Options{});
-  rpc::LiveCluster::Options cluster_options;
+      std::make_unique<index::WorkloadIndex>(*session->engine_, index::WorkloadIndex::Options{});
+  index::LiveCluster::Options cluster_options;
   cluster_options.cache.namespace_ = options.namespace_;
-  session->cluster_ = std::make_unique<rpc::LiveCluster>(
+  session->cluster_ = std::make_unique<index::LiveCluster>(
       session->context_, std::move(connection), *session->engine_, options.base, cluster_options);
   session->index_->AddCluster(session->cluster_.get());
   session->index_->Start();

@@ -10,10 +10,10 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "server/expressions/engine.h"
+#include "server/index/live_cluster.h"
+#include "server/index/workload_index.h"
 #include "server/kube/auth/kubeconfig.h"
-#include "server/rpc/live_cluster.h"
 #include "server/rpc/service.h"
-#include "server/rpc/workload_index.h"
 #include "server/sources/definition_set.h"
 
 namespace wm::wmctl {
@@ -88,8 +88,8 @@ class ClusterSession {
 
   std::string context_;
   std::unique_ptr<expressions::Engine> engine_;
-  std::unique_ptr<rpc::WorkloadIndex> index_;
-  std::unique_ptr<rpc::LiveCluster> cluster_;
+  std::unique_ptr<index::WorkloadIndex> index_;
+  std::unique_ptr<index::LiveCluster> cluster_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::shared_ptr<grpc::Channel> channel_;

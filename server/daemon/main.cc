@@ -33,12 +33,12 @@
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
 #include "server/expressions/native_engine.h"
+#include "server/index/live_cluster.h"
+#include "server/index/snapshot_cluster.h"
 #include "server/kube/auth/kubeconfig.h"
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
-#include "server/rpc/live_cluster.h"
 #include "server/rpc/service.h"
-#include "server/rpc/snapshot_cluster.h"
 
 namespace wm::daemon {
 namespace {
@@ -139,9 +139,9 @@ class Daemon {
     auto engine = StartEngine();
     if (!engine.ok()) return Fatal("the jq engine did not start", engine.status());
     engine_ = *std::move(engine);
-    rpc::WorkloadIndex::Options index_options;
+    index::WorkloadIndex::Options index_options;
     index_options.history = static_cast<size_t>(config_.watch_history);
-    index_ = std::make_unique<rpc::WorkloadIndex>(*engine_, index_options);
+    index_ = std::make_unique<index::WorkloadIndex>(*engine_, index_options);
     if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
     index_->Start();
     for (auto& cluster : live_) {
@@ -197,7 +197,7 @@ class Daemon {
     if (!config_.snapshot.empty()) {
       auto registry = std::make_shared<definitions::Registry>(*engine_);
       if (absl::Status s = LoadBase(*registry); !s.ok()) return s;
-      auto snapshot = rpc::SnapshotCluster::Load(config_.snapshot, std::move(registry));
+      auto snapshot = index::SnapshotCluster::Load(config_.snapshot, std::move(registry));
       if (!snapshot.ok()) return snapshot.status();
       snapshot_ = *std::move(snapshot);
       index_->AddCluster(snapshot_.get());
@@ -208,11 +208,11 @@ class Daemon {
     auto connections = Connections(config_);
     if (!connections.ok()) return connections.status();
     for (auto& [name, connection] : *connections) {
-      rpc::LiveCluster::Options options;
+      index::LiveCluster::Options options;
       options.cache.namespace_ = config_.namespace_;
       options.cache.label_selector = config_.label_selector;
       options.cluster_definitions = config_.cluster_definitions;
-      live_.push_back(std::make_unique<rpc::LiveCluster>(
+      live_.push_back(std::make_unique<index::LiveCluster>(
           name, std::move(connection), *engine_,
           [this](definitions::Registry& registry) { return LoadBase(registry); }, options));
       index_->AddCluster(live_.back().get());
@@ -353,7 +353,7 @@ class Daemon {
                               "Definitions rejected (catalog, files and cluster Kartas).",
                               {"cluster"}, [this] {
                                 std::vector<observability::Sample> samples;
-                                for (rpc::Cluster* c : index_->clusters()) {
+                                for (index::Cluster* c : index_->clusters()) {
                                   auto registry = c->definitions();
                                   double n = c->rejected_definitions().size() +
                                              (registry ? registry->rejected().size() : 0);
@@ -426,7 +426,7 @@ class Daemon {
     absl::Time start = absl::Now();
     while (!stopping_) {
       bool synced = true;
-      for (rpc::Cluster* c : index_->clusters()) synced = synced && c->InitialSyncDone();
+      for (index::Cluster* c : index_->clusters()) synced = synced && c->InitialSyncDone();
       if (synced) {
         for (auto& cluster : live_) cluster->cache().WaitForIdle();
         index_->WaitForIdle();
@@ -462,9 +462,9 @@ class Daemon {
 
   const Config config_;
   std::unique_ptr<expressions::Engine> engine_;
-  std::unique_ptr<rpc::WorkloadIndex> index_;
-  std::vector<std::unique_ptr<rpc::LiveCluster>> live_;
-  std::unique_ptr<rpc::SnapshotCluster> snapshot_;
+  std::unique_ptr<index::WorkloadIndex> index_;
+  std::vector<std::unique_ptr<index::LiveCluster>> live_;
+  std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   observability::Registry metrics_;

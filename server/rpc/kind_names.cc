@@ -11,6 +11,8 @@
 
 namespace wm::rpc {
 
+using ::wm::index::Cluster;
+
 using kube::Gvk;
 
 std::shared_ptr<const KindNames> KindNames::Build(const Cluster& cluster) {

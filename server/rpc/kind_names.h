@@ -10,7 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "server/rpc/cluster.h"
+#include "server/index/cluster.h"
 #include "workloadmap/v1/workload.pb.h"
 
 namespace wm::rpc {
@@ -21,7 +21,7 @@ namespace wm::rpc {
 // singular ("jobset"). Immutable; built by KindNamesCache.
 class KindNames {
  public:
-  static std::shared_ptr<const KindNames> Build(const Cluster& cluster);
+  static std::shared_ptr<const KindNames> Build(const index::Cluster& cluster);
 
   // The kind `ref` names by kind or resource, narrowed by its group and
   // version when set. Of several versions of one kind, the held one.
@@ -36,7 +36,7 @@ class KindNames {
   bool Names(absl::string_view filter) const;
   // True while `cluster` has the same definitions and held kinds as when
   // these names were built.
-  bool Current(const Cluster& cluster) const;
+  bool Current(const index::Cluster& cluster) const;
 
  private:
   struct Kind {
@@ -59,11 +59,11 @@ class KindNames {
 // walks every definition and store, so it is done once per change instead.
 class KindNamesCache {
  public:
-  std::shared_ptr<const KindNames> For(const Cluster& cluster);
+  std::shared_ptr<const KindNames> For(const index::Cluster& cluster);
 
  private:
   std::mutex mu_;
-  absl::flat_hash_map<const Cluster*, std::shared_ptr<const KindNames>> names_;
+  absl::flat_hash_map<const index::Cluster*, std::shared_ptr<const KindNames>> names_;
 };
 
 }  // namespace wm::rpc

@@ -12,6 +12,8 @@
 namespace wm::rpc {
 namespace {
 
+using ::wm::index::Cluster;
+
 namespace v1 = workloadmap::v1;
 using ::testing::HasSubstr;
 

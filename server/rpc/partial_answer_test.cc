@@ -12,12 +12,15 @@
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
-#include "server/rpc/snapshot_cluster.h"
+#include "server/index/snapshot_cluster.h"
 #include "server/rpc/testing/service_harness.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::rpc {
 namespace {
+
+using ::wm::index::Cluster;
+using ::wm::index::SnapshotCluster;
 
 namespace v1 = workloadmap::v1;
 using ::testing::ElementsAre;

@@ -34,6 +34,12 @@
 namespace wm::rpc {
 namespace {
 
+using ::wm::index::Cluster;
+using ::wm::index::CopyTrimmed;
+using ::wm::index::WorkloadEvent;
+using ::wm::index::WorkloadIndex;
+using ::wm::index::WorkloadView;
+
 namespace v1 = workloadmap::v1;
 using kube::Gvk;
 

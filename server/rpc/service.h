@@ -7,10 +7,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
+#include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
+#include "server/index/workload_index.h"
 #include "server/rpc/kind_names.h"
-#include "server/rpc/work_pool.h"
-#include "server/rpc/workload_index.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::rpc {
@@ -64,7 +64,7 @@ class WorkloadMapService final
   // Told of every finished call: method name, code, latency.
   using Observer = std::function<void(const char* method, grpc::StatusCode, absl::Duration)>;
 
-  WorkloadMapService(WorkloadIndex& index, expressions::Engine& engine, Options options,
+  WorkloadMapService(index::WorkloadIndex& index, expressions::Engine& engine, Options options,
                      Observer observer = nullptr);
 
   // Until ready, ListWorkloads and WatchWorkloads answer UNAVAILABLE: a list
@@ -144,18 +144,18 @@ class WorkloadMapService final
   // when `published` holds the index's view (or an error), else on the pool
   // with the view `resolve` computes (an object inside a workload, which the
   // index does not keep, or one the resolver has not reached yet).
-  using ViewOrError = absl::StatusOr<std::shared_ptr<const WorkloadView>>;
+  using ViewOrError = absl::StatusOr<std::shared_ptr<const index::WorkloadView>>;
   grpc::ServerUnaryReactor* AnswerWithView(
       const UnaryCall& call, const char* method, ViewOrError published,
       std::function<ViewOrError()> resolve,
-      std::function<absl::Status(const WorkloadView&)> respond);
+      std::function<absl::Status(const index::WorkloadView&)> respond);
   // Runs `work` on the calling thread and finishes the call with its
   // status: for work that neither evaluates expressions nor calls the
   // apiserver (cached reads, argument checks).
   grpc::ServerUnaryReactor* RunHere(const UnaryCall& call, const char* method,
                                     absl::FunctionRef<absl::Status()> work);
 
-  WorkloadIndex& index_;
+  index::WorkloadIndex& index_;
   expressions::Engine& engine_;
   const Options options_;
   Observer observer_;

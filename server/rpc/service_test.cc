@@ -34,17 +34,22 @@
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
+#include "server/index/cluster.h"
+#include "server/index/snapshot_cluster.h"
+#include "server/index/workload_index.h"
 #include "server/kube/cluster_view.h"
 #include "server/kube/object.h"
 #include "server/kube/store.h"
-#include "server/rpc/cluster.h"
-#include "server/rpc/snapshot_cluster.h"
 #include "server/rpc/testing/service_harness.h"
-#include "server/rpc/workload_index.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::rpc {
 namespace {
+
+using ::wm::index::Cluster;
+using ::wm::index::CopyTrimmed;
+using ::wm::index::SnapshotCluster;
+using ::wm::index::WorkloadIndex;
 
 namespace v1 = workloadmap::v1;
 using ::testing::ElementsAre;
@@ -191,7 +196,7 @@ class MutableView final : public kube::ClusterView {
   std::vector<std::pair<kube::Gvk, std::shared_ptr<kube::Store>>> stores_;
 };
 
-// rpc::Cluster over MutableView; feeds every change to the index as a
+// index::Cluster over MutableView; feeds every change to the index as a
 // ClusterCache would, and records applied patches.
 class TestCluster final : public Cluster {
  public:

@@ -6,6 +6,9 @@
 
 namespace wm::rpc::testing {
 
+using ::wm::index::Cluster;
+using ::wm::index::WorkloadIndex;
+
 ServiceHarness::ServiceHarness(const std::vector<Cluster*>& clusters, expressions::Engine& engine,
                                WorkloadMapService::Options options)
     : index_(engine, WorkloadIndex::Options{}) {

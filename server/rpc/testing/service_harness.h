@@ -8,9 +8,9 @@
 
 #include "grpcpp/grpcpp.h"
 #include "server/expressions/engine.h"
-#include "server/rpc/cluster.h"
+#include "server/index/cluster.h"
+#include "server/index/workload_index.h"
 #include "server/rpc/service.h"
-#include "server/rpc/workload_index.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::rpc::testing {
@@ -26,7 +26,7 @@ class ServiceHarness {
     grpc::StatusCode code;
   };
 
-  ServiceHarness(const std::vector<Cluster*>& clusters, expressions::Engine& engine,
+  ServiceHarness(const std::vector<index::Cluster*>& clusters, expressions::Engine& engine,
                  WorkloadMapService::Options options);
   ~ServiceHarness();
   ServiceHarness(const ServiceHarness&) = delete;
@@ -35,7 +35,7 @@ class ServiceHarness {
   // False when the server did not start (then nothing else is usable).
   bool started() const { return server_ != nullptr && port_ > 0; }
 
-  WorkloadIndex& index() { return index_; }
+  index::WorkloadIndex& index() { return index_; }
   WorkloadMapService& service() { return *service_; }
   workloadmap::v1::WorkloadMap::Stub& stub() { return *stub_; }
   // A channel over the loopback port.
@@ -45,7 +45,7 @@ class ServiceHarness {
   std::vector<Call> calls() const;
 
  private:
-  WorkloadIndex index_;
+  index::WorkloadIndex index_;
   std::unique_ptr<WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -1,5 +1,5 @@
-#ifndef WM_SERVER_RPC_WORKLOAD_INDEX_H_
-#define WM_SERVER_RPC_WORKLOAD_INDEX_H_
+#ifndef WM_SERVER_INDEX_WORKLOAD_INDEX_H_
+#define WM_SERVER_INDEX_WORKLOAD_INDEX_H_
 
 #include <condition_variable>
 #include <cstdint>
@@ -14,13 +14,13 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
+#include "server/index/cluster.h"
 #include "server/kube/store.h"
-#include "server/rpc/cluster.h"
-#include "server/rpc/work_pool.h"
 #include "workloadmap/v1/service.pb.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 // Names one workload object across the daemon's clusters.
 struct WorkloadKey {
@@ -207,6 +207,6 @@ void CopyTrimmed(const workloadmap::v1::ResolvedWorkload& from, bool include_pod
 // The summary row of a resolved workload (ListWorkloads).
 workloadmap::v1::WorkloadSummary Summarize(const WorkloadView& view);
 
-}  // namespace wm::rpc
+}  // namespace wm::index
 
-#endif  // WM_SERVER_RPC_WORKLOAD_INDEX_H_
+#endif  // WM_SERVER_INDEX_WORKLOAD_INDEX_H_

@@ -1,5 +1,5 @@
-#ifndef WM_SERVER_RPC_WORK_POOL_H_
-#define WM_SERVER_RPC_WORK_POOL_H_
+#ifndef WM_SERVER_COMMON_WORK_POOL_H_
+#define WM_SERVER_COMMON_WORK_POOL_H_
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-namespace wm::rpc {
+namespace wm {
 
 // A few threads for the RPC work that evaluates expressions or calls the
 // apiserver (inline resolution, mutations, validation), so that gRPC's
@@ -69,6 +69,6 @@ class WorkPool {
   std::vector<std::thread> threads_;
 };
 
-}  // namespace wm::rpc
+}  // namespace wm
 
-#endif  // WM_SERVER_RPC_WORK_POOL_H_
+#endif  // WM_SERVER_COMMON_WORK_POOL_H_

@@ -1,5 +1,5 @@
-#ifndef WM_SERVER_RPC_CLUSTER_H_
-#define WM_SERVER_RPC_CLUSTER_H_
+#ifndef WM_SERVER_INDEX_CLUSTER_H_
+#define WM_SERVER_INDEX_CLUSTER_H_
 
 #include <memory>
 #include <string>
@@ -10,7 +10,7 @@
 #include "server/definitions/registry.h"
 #include "server/kube/cluster_view.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 // One cluster the daemon serves, as the service layer sees it: its objects,
 // the definitions in force for it, and the one write the API offers
@@ -41,6 +41,6 @@ class Cluster {
                                             const std::string& name, const Json& patch) = 0;
 };
 
-}  // namespace wm::rpc
+}  // namespace wm::index
 
-#endif  // WM_SERVER_RPC_CLUSTER_H_
+#endif  // WM_SERVER_INDEX_CLUSTER_H_

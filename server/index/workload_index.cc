@@ -1,4 +1,4 @@
-#include "server/rpc/workload_index.h"
+#include "server/index/workload_index.h"
 
 #include <algorithm>
 #include <atomic>
@@ -13,7 +13,7 @@
 #include "server/common/json_path.h"
 #include "server/resolution/resolver.h"
 
-namespace wm::rpc {
+namespace wm::index {
 namespace {
 
 namespace v1 = workloadmap::v1;
@@ -481,4 +481,4 @@ WorkloadIndex::Counters WorkloadIndex::counters() const {
   return counters_;
 }
 
-}  // namespace wm::rpc
+}  // namespace wm::index

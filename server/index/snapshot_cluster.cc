@@ -1,4 +1,4 @@
-#include "server/rpc/snapshot_cluster.h"
+#include "server/index/snapshot_cluster.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -9,7 +9,7 @@
 #include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
     const std::string& directory, std::shared_ptr<const definitions::Registry> registry) {
@@ -84,4 +84,4 @@ void SnapshotCluster::Feed(WorkloadIndex& index) const {
   }
 }
 
-}  // namespace wm::rpc
+}  // namespace wm::index

@@ -1,17 +1,17 @@
-#ifndef WM_SERVER_RPC_LIVE_CLUSTER_H_
-#define WM_SERVER_RPC_LIVE_CLUSTER_H_
+#ifndef WM_SERVER_INDEX_LIVE_CLUSTER_H_
+#define WM_SERVER_INDEX_LIVE_CLUSTER_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "server/index/cluster.h"
+#include "server/index/workload_index.h"
 #include "server/kube/api_client.h"
 #include "server/kube/cluster_cache.h"
-#include "server/rpc/cluster.h"
-#include "server/rpc/workload_index.h"
 #include "server/sources/definition_set.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 // A cluster reached through the apiserver: a watch cache of the kinds the
 // definitions need, the definitions in force (the base overlaid with the
@@ -54,6 +54,6 @@ class LiveCluster final : public Cluster {
   kube::ClusterCache cache_;
 };
 
-}  // namespace wm::rpc
+}  // namespace wm::index
 
-#endif  // WM_SERVER_RPC_LIVE_CLUSTER_H_
+#endif  // WM_SERVER_INDEX_LIVE_CLUSTER_H_

@@ -1,11 +1,11 @@
-#include "server/rpc/live_cluster.h"
+#include "server/index/live_cluster.h"
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 LiveCluster::LiveCluster(std::string name, kube::ClusterConnection connection,
                          expressions::Engine& engine, sources::DefinitionSet::BaseLoader base,
@@ -128,4 +128,4 @@ absl::StatusOr<std::string> LiveCluster::Patch(const kube::Gvk& gvk, const std::
   return FindString(object, {"metadata", "resourceVersion"});
 }
 
-}  // namespace wm::rpc
+}  // namespace wm::index

@@ -1,14 +1,14 @@
-#ifndef WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_
-#define WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_
+#ifndef WM_SERVER_INDEX_SNAPSHOT_CLUSTER_H_
+#define WM_SERVER_INDEX_SNAPSHOT_CLUSTER_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "server/rpc/cluster.h"
-#include "server/rpc/workload_index.h"
+#include "server/index/cluster.h"
+#include "server/index/workload_index.h"
 
-namespace wm::rpc {
+namespace wm::index {
 
 // Manifests from a directory (--snapshot): every YAML or JSON document of
 // the files in it (recursively) is an object of the frozen cluster;
@@ -42,6 +42,6 @@ class SnapshotCluster final : public Cluster {
   size_t objects_count_ = 0;
 };
 
-}  // namespace wm::rpc
+}  // namespace wm::index
 
-#endif  // WM_SERVER_RPC_SNAPSHOT_CLUSTER_H_
+#endif  // WM_SERVER_INDEX_SNAPSHOT_CLUSTER_H_

@@ -1,4 +1,4 @@
-#include "server/rpc/work_pool.h"
+#include "server/common/work_pool.h"
 
 #include <sys/resource.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 
-namespace wm::rpc {
+namespace wm {
 namespace {
 
 // The nice value of the calling thread.
@@ -34,4 +34,4 @@ TEST(WorkPoolTest, QueuedWorkRunsBeforeDestruction) {
 }
 
 }  // namespace
-}  // namespace wm::rpc
+}  // namespace wm

@@ -2,7 +2,7 @@
 // affected workloads, views and their revisions, events, resuming, errors,
 // summaries and concurrent use.
 
-#include "server/rpc/workload_index.h"
+#include "server/index/workload_index.h"
 
 #include <algorithm>
 #include <atomic>
@@ -26,7 +26,7 @@
 #include "server/definitions/registry.h"
 #include "server/resolution/test_support.h"
 
-namespace wm::rpc {
+namespace wm::index {
 namespace {
 
 namespace v1 = ::workloadmap::v1;
@@ -915,4 +915,4 @@ status:
 }
 
 }  // namespace
-}  // namespace wm::rpc
+}  // namespace wm::index
