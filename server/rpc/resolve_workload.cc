@@ -1,0 +1,82 @@
+// ResolveWorkload: a workload by reference (from the index) or inline.
+#include <memory>
+
+#include "grpcpp/support/slice.h"
+#include "server/common/heap.h"
+#include "server/rpc/internal/messages.h"
+#include "server/rpc/internal/targets.h"
+#include "server/rpc/request_parsing.h"
+#include "server/rpc/service.h"
+
+namespace wm::rpc {
+
+namespace v1 = workloadmap::v1;
+using internal::FindTarget;
+using internal::PickCluster;
+using internal::PublishedViewOf;
+using internal::ResolvedViewOf;
+using internal::ResolveInline;
+using internal::SerializeMessage;
+using internal::TopOwnerOf;
+using ::wm::index::CopyTrimmed;
+using ::wm::index::WorkloadView;
+
+grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
+                                                              const grpc::ByteBuffer* request_bytes,
+                                                              grpc::ByteBuffer* response_bytes) {
+  const char* kMethod = "ResolveWorkload";
+  const UnaryCall call{context, nullptr};
+  auto request = std::make_shared<v1::ResolveWorkloadRequest>();
+  if (absl::Status parsed = ParseRequest(*request_bytes, request.get()); !parsed.ok()) {
+    return RunHere(call, kMethod, [&] { return parsed; });
+  }
+  if (request->pod_limit() < 0) {
+    return RunHere(call, kMethod,
+                   [] { return absl::InvalidArgumentError("pod_limit is negative"); });
+  }
+  if (request->has_inline_()) {
+    return Offload(call, kMethod, [this, request, response_bytes]() -> absl::Status {
+      // Declared first, so it runs after the rest is freed: a large request's
+      // parsed objects would otherwise stay in the heap for good.
+      HeapTrimAfterLargeWork trim(request->ByteSizeLong());
+      auto cluster = PickCluster(index_, "");
+      if (!cluster.ok()) return cluster.status();
+      auto resolved =
+          ResolveInline(engine_, **cluster, request->inline_(), true, options_.max_inline_objects);
+      request->clear_inline_();  // its JSON texts, before the trim
+      if (!resolved.ok()) return resolved.status();
+      v1::ResolveWorkloadResponse response;
+      CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
+                  response.mutable_workload());
+      return SerializeMessage(response, response_bytes);
+    });
+  }
+  if (!request->has_ref()) {
+    return RunHere(call, kMethod,
+                   [] { return absl::InvalidArgumentError("ref or inline is required"); });
+  }
+  auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
+  if (target.ok() && request->top_owner()) target = TopOwnerOf(*target);
+  auto respond = [this, request, response_bytes](const WorkloadView& view) -> absl::Status {
+    v1::ResolveWorkloadResponse response;
+    // A view resolved on request was computed at the current revision.
+    response.set_revision(view.revision != 0 ? view.revision : index_.revision());
+    if (!request->include_pods()) {
+      // The cached bytes, then the revision: fields of a message may come
+      // in any order and concatenated serializations merge.
+      std::string revision = response.SerializeAsString();
+      grpc::Slice slices[] = {grpc::Slice(view.resolve_response_without_pods),
+                              grpc::Slice(revision)};
+      *response_bytes = grpc::ByteBuffer(slices, 2);
+      return absl::OkStatus();
+    }
+    CopyTrimmed(*view.resolved, true, request->pod_limit(), response.mutable_workload());
+    return SerializeMessage(response, response_bytes);
+  };
+  if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
+  return AnswerWithView(
+      call, kMethod, PublishedViewOf(index_, *target),
+      [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
+}
+
+}  // namespace wm::rpc
