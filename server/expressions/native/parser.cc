@@ -459,7 +459,7 @@ class Parser {
 
   // A dispatcher without locals of its own: every case with state is a
   // function of its own, so a frame on the recursive path holds only the
-  // state of the construct being parsed (see kParserStep).
+  // state of the construct being parsed (see WM_PARSER_STEP).
   absl::StatusOr<NodePtr> ParsePrimary() {
     switch (token_.kind) {
       case TokenKind::kDot:
