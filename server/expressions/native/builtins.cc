@@ -5,11 +5,12 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "re2/re2.h"
@@ -35,6 +36,9 @@ absl::Status TypeError1(const char* name, const Json& v, const Json& a) {
 }
 
 Flow Emit0(Interpreter& in, const Value& input, const PathNode* path, Result result, Emit emit) {
+  // A builtin that ran out of budget inside (see Interpreter::Work) returns
+  // any error; the pending bound is what counts.
+  if (in.error_is_bound()) return Flow::kError;
   if (!result.ok()) return in.Fail(result.status());
   if (!in.Charge(ApproximateBytes(*result))) return Flow::kError;
   return in.EmitComputed(input, path, Value::Owned(*std::move(result)), emit);
@@ -44,6 +48,7 @@ Flow Emit0(Interpreter& in, const Value& input, const PathNode* path, Result res
 template <Result (*F)(const Json&)>
 Flow Of0(Interpreter& in, const Op&, const Frame*, const Value& input, const PathNode* path,
          Emit emit) {
+  if (!in.Work(ShallowWorkUnits(*input))) return Flow::kError;
   return Emit0(in, input, path, F(*input), emit);
 }
 
@@ -52,6 +57,7 @@ template <Result (*F)(const Json&, const Json&)>
 Flow Of1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
   return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+    if (!in.Work(ShallowWorkUnits(*input) + ShallowWorkUnits(*a))) return Flow::kError;
     return Emit0(in, input, path, F(*input, *a), emit);
   });
 }
@@ -62,10 +68,74 @@ Flow Of2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
   return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
     return in.EvalOperand(*call.child(1), env, input, path, [&](const Value& b) {
+      size_t units = ShallowWorkUnits(*input) + ShallowWorkUnits(*a) + ShallowWorkUnits(*b);
+      if (!in.Work(units)) return Flow::kError;
       return Emit0(in, input, path, F(*input, *a, *b), emit);
     });
   });
 }
+
+// A builtin of the input and one value argument whose work can grow faster
+// than its values (searching for a value within another): it meters itself
+// with Interpreter::Work and returns BudgetSpent() when that fails.
+template <Result (*F)(Interpreter&, const Json&, const Json&)>
+Flow Metered1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
+              const PathNode* path, Emit emit) {
+  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+    return Emit0(in, input, path, F(in, *input, *a), emit);
+  });
+}
+
+// What a metered builtin returns once Interpreter::Work has failed; Emit0
+// raises the pending bound instead.
+absl::Status BudgetSpent() { return absl::ResourceExhaustedError("time budget spent"); }
+
+// Calls `found` with the byte offset of each occurrence of `needle` (not
+// empty) in `s`, overlapping ones included, until it returns false:
+// Knuth-Morris-Pratt, linear in both strings where std::string::find is
+// quadratic (needle "aa…ab" in "aaa…a"). Meters its work; false when the
+// budget ran out.
+bool ForEachOccurrence(Interpreter& in, std::string_view s, std::string_view needle,
+                       absl::FunctionRef<bool(size_t)> found) {
+  if (!in.Work((s.size() + 2 * needle.size()) / kBytesPerWorkUnit)) return false;
+  // border[i]: the length of the longest proper prefix of needle[0..i]
+  // that is also its suffix.
+  std::vector<size_t> border(needle.size(), 0);
+  for (size_t i = 1, k = 0; i < needle.size(); ++i) {
+    while (k > 0 && needle[i] != needle[k]) k = border[k - 1];
+    if (needle[i] == needle[k]) ++k;
+    border[i] = k;
+  }
+  for (size_t i = 0, k = 0; i < s.size(); ++i) {
+    while (k > 0 && s[i] != needle[k]) k = border[k - 1];
+    if (s[i] == needle[k]) ++k;
+    if (k == needle.size()) {
+      if (!found(i + 1 - needle.size())) return true;
+      k = border[k - 1];
+    }
+  }
+  return true;
+}
+
+// Counts the UTF-8 characters of a string up to byte offsets given in
+// increasing order, in one pass over it in all: jq's offsets are in
+// characters, and recounting from the start for each match is quadratic.
+class CharacterCounter {
+ public:
+  explicit CharacterCounter(std::string_view s) : s_(s) {}
+  // REQUIRES: `byte` is at least every earlier argument and at most the
+  // string's size.
+  int64_t At(size_t byte) {
+    for (; byte_ < byte; ++byte_)
+      characters_ += (static_cast<unsigned char>(s_[byte_]) & 0xC0) != 0x80;
+    return characters_;
+  }
+
+ private:
+  std::string_view s_;
+  size_t byte_ = 0;
+  int64_t characters_ = 0;
+};
 
 // ---- Generators and control --------------------------------------------
 
@@ -426,48 +496,73 @@ Result Has(const Json& v, const Json& key) {
   return TypeError1("has", v, key);
 }
 
-bool ContainsValue(const Json& l, const Json& r) {
+// Whether `l` contains `r` as jq's `contains` means it; false too when the
+// budget ran out (then a bound is pending: every array needle is compared
+// with every element, so the work is the product of the sizes).
+bool ContainsValue(Interpreter& in, const Json& l, const Json& r) {
   if (l.is_object() && r.is_object()) {
+    if (!in.Work(r.size())) return false;
     for (auto it = r.begin(); it != r.end(); ++it) {
       auto found = l.find(it.key());
-      if (found == l.end() || !ContainsValue(*found, *it)) return false;
+      if (found == l.end() || !ContainsValue(in, *found, *it)) return false;
     }
     return true;
   }
   if (l.is_array() && r.is_array()) {
     for (const Json& needle : r) {
+      if (!in.Work(l.size())) return false;
       bool any = false;
       for (const Json& x : l) {
-        if (ContainsValue(x, needle)) {
+        if (ContainsValue(in, x, needle)) {
           any = true;
           break;
         }
+        if (in.error_is_bound()) return false;
       }
       if (!any) return false;
     }
     return true;
   }
   if (l.is_string() && r.is_string()) {
-    return absl::StrContains(l.get_ref<const std::string&>(), r.get_ref<const std::string&>());
+    const std::string& needle = r.get_ref<const std::string&>();
+    if (needle.empty()) return true;
+    bool any = false;
+    ForEachOccurrence(in, l.get_ref<const std::string&>(), needle, [&](size_t) {
+      any = true;
+      return false;
+    });
+    return any;
   }
   return Equal(l, r);
 }
 
-Result Contains(const Json& v, const Json& x) {
+Result Contains(Interpreter& in, const Json& v, const Json& x) {
   bool same_type = std::string(TypeName(v)) == TypeName(x);
   if (!same_type || (v.is_boolean() && v != x)) {
     return TypeError1("contains", v, x);
   }
-  return Json(ContainsValue(v, x));
+  bool contains = ContainsValue(in, v, x);
+  if (in.error_is_bound()) return BudgetSpent();
+  return Json(contains);
 }
 
 Result AddAll(const Json& v) {
   if (!v.is_structured()) return TypeError0("add", v);
+  // In place where Add would copy the sum so far: adding n strings or
+  // arrays one by one is quadratic otherwise.
   Json sum(nullptr);
   for (const Json& x : v) {
-    auto next = Add(sum, x);
-    if (!next.ok()) return next;
-    sum = *std::move(next);
+    if (sum.is_string() && x.is_string()) {
+      sum.get_ref<std::string&>() += x.get_ref<const std::string&>();
+    } else if (sum.is_array() && x.is_array()) {
+      sum.insert(sum.end(), x.begin(), x.end());
+    } else if (sum.is_object() && x.is_object()) {
+      for (auto it = x.begin(); it != x.end(); ++it) sum[it.key()] = *it;
+    } else {
+      auto next = Add(sum, x);
+      if (!next.ok()) return next;
+      sum = *std::move(next);
+    }
   }
   return sum;
 }
@@ -802,18 +897,19 @@ Result ToEntries(const Json& v) {
   return out;
 }
 
-Result Indices(const Json& v, const Json& x) {
+Result Indices(Interpreter& in, const Json& v, const Json& x) {
   if (v.is_null()) return Json(nullptr);
   if (v.is_string() && x.is_string()) {
     Json out = Json::array();
     const std::string& s = v.get_ref<const std::string&>();
     const std::string& needle = x.get_ref<const std::string&>();
     if (needle.empty()) return Json(nullptr);
-    for (size_t at = s.find(needle); at != std::string::npos; at = s.find(needle, at + 1)) {
-      int64_t characters = 0;
-      for (size_t i = 0; i < at; ++i)
-        characters += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-      out.push_back(characters);
+    CharacterCounter characters(s);
+    if (!ForEachOccurrence(in, s, needle, [&](size_t at) {
+          out.push_back(characters.At(at));
+          return true;
+        })) {
+      return BudgetSpent();
     }
     return out;
   }
@@ -821,22 +917,23 @@ Result Indices(const Json& v, const Json& x) {
     Json out = Json::array();
     if (x.empty()) return Json(nullptr);
     for (size_t i = 0; i + x.size() <= v.size(); ++i) {
+      if (!in.Work(x.size())) return BudgetSpent();
       bool match = true;
       for (size_t j = 0; j < x.size() && match; ++j) match = Equal(v[i + j], x[j]);
       if (match) out.push_back(static_cast<int64_t>(i));
     }
     return out;
   }
-  if (v.is_array()) return Indices(v, Json::array({x}));
+  if (v.is_array()) return Indices(in, v, Json::array({x}));
   return TypeError1("indices", v, x);
 }
-Result Index(const Json& v, const Json& x) {
-  auto all = Indices(v, x);
+Result Index(Interpreter& in, const Json& v, const Json& x) {
+  auto all = Indices(in, v, x);
   if (!all.ok() || !all->is_array() || all->empty()) return all.ok() ? Json(nullptr) : all;
   return (*all)[0];
 }
-Result Rindex(const Json& v, const Json& x) {
-  auto all = Indices(v, x);
+Result Rindex(Interpreter& in, const Json& v, const Json& x) {
+  auto all = Indices(in, v, x);
   if (!all.ok() || !all->is_array() || all->empty()) return all.ok() ? Json(nullptr) : all;
   return all->back();
 }
@@ -955,8 +1052,12 @@ Flow MinMaxBy(Interpreter& in, const Op& call, const Frame* env, const Value& in
 
 // ---- Regular expressions ----------------------------------------------
 
-// `_match(re; flags; test)`: gojq's funcMatch on RE2.
-Result MatchImpl(const Json& v, const Json& re, const Json& flags, bool test) {
+// `_match(re; flags; test)`: gojq's funcMatch on RE2. RE2 is linear in
+// the string, but a global match searches again from each match's end, and
+// a search can read to the end of the string before it settles (`a*b|` on
+// "aaa…a"): metered by what each search may read, and charged for the
+// matches as it builds them (a million empty matches are a gigabyte).
+Result MatchImpl(Interpreter& in, const Json& v, const Json& re, const Json& flags, bool test) {
   const char* name = test ? "test" : "match";
   if (!v.is_string() || !re.is_string() || !(flags.is_null() || flags.is_string())) {
     return absl::InvalidArgumentError(absl::StrCat(name, "(", Preview(re), "; ", Preview(flags),
@@ -1006,22 +1107,26 @@ Result MatchImpl(const Json& v, const Json& re, const Json& flags, bool test) {
         absl::StrCat("invalid regular expression ", Preview(re), ": ", regex.error()));
   }
   const std::string& s = v.get_ref<const std::string&>();
+  if (!in.Work(s.size() / kBytesPerWorkUnit + 1)) return BudgetSpent();
   if (test) return Json(RE2::PartialMatch(s, regex));
   int groups = regex.NumberOfCapturingGroups();
   std::vector<re2::StringPiece> match(groups + 1);
   std::vector<std::string> names(groups + 1);
   for (const auto& [group_name, index] : regex.NamedCapturingGroups()) names[index] = group_name;
-  auto characters = [&](size_t byte) {
-    int64_t n = 0;
-    for (size_t i = 0; i < byte; ++i) n += (static_cast<unsigned char>(s[i]) & 0xC0) != 0x80;
-    return n;
-  };
+  // Offsets are in characters: a match's by one count over the whole string
+  // (matches come in order), its groups' by counting within the match.
+  CharacterCounter match_characters(s);
   Json out = Json::array();
   size_t at = 0;
   while (at <= s.size()) {
+    if (!in.Work((s.size() - at) / kBytesPerWorkUnit + 1)) return BudgetSpent();
     if (!regex.Match(s, at, s.size(), RE2::UNANCHORED, match.data(), groups + 1)) break;
     size_t begin = match[0].data() - s.data();
     size_t end = begin + match[0].size();
+    int64_t offset = match_characters.At(begin);
+    auto characters = [&](size_t byte) {
+      return offset + CharacterCounter(std::string_view(s).substr(begin)).At(byte - begin);
+    };
     Json captures = Json::array();
     for (int g = 1; g <= groups; ++g) {
       Json name = names[g].empty() ? Json(nullptr) : Json(names[g]);
@@ -1030,17 +1135,17 @@ Result MatchImpl(const Json& v, const Json& re, const Json& flags, bool test) {
         continue;
       }
       size_t b = match[g].data() - s.data();
-      int64_t offset = characters(b);
+      int64_t group_offset = characters(b);
       captures.push_back({{"name", name},
-                          {"offset", offset},
-                          {"length", characters(b + match[g].size()) - offset},
+                          {"offset", group_offset},
+                          {"length", characters(b + match[g].size()) - group_offset},
                           {"string", std::string(match[g].data(), match[g].size())}});
     }
-    int64_t offset = characters(begin);
     out.push_back({{"offset", offset},
                    {"length", characters(end) - offset},
                    {"string", std::string(match[0].data(), match[0].size())},
                    {"captures", std::move(captures)}});
+    if (!in.Charge(ApproximateBytes(out.back()))) return BudgetSpent();
     if (!global) break;
     // An empty match advances one character, as Go's FindAll does.
     if (end == begin) {
@@ -1058,7 +1163,11 @@ Flow Match(Interpreter& in, const Op& call, const Frame* env, const Value& input
   return in.EvalValue(*call.child(0), env, input, [&](const Value& re) {
     return in.EvalValue(*call.child(1), env, input, [&](const Value& flags) {
       return in.EvalValue(*call.child(2), env, input, [&](const Value& test) {
-        return Emit0(in, input, path, MatchImpl(*input, *re, *flags, Truthy(*test)), emit);
+        // Not Emit0: MatchImpl has charged what it built.
+        Result matches = MatchImpl(in, *input, *re, *flags, Truthy(*test));
+        if (in.error_is_bound()) return Flow::kError;
+        if (!matches.ok()) return in.Fail(matches.status());
+        return in.EmitComputed(input, path, Value::Owned(*std::move(matches)), emit);
       });
     });
   });
@@ -1117,7 +1226,7 @@ const absl::flat_hash_map<std::string, NativeEntry>& Natives() {
     add("utf8bytelength/0", Of0<Utf8ByteLength>);
     add("keys/0", Of0<Keys>);
     add("has/1", Of1<Has>);
-    add("contains/1", Of1<Contains>);
+    add("contains/1", Metered1<Contains>);
     add("add/0", Of0<AddAll>);
     add("tostring/0", Of0<ToString>);
     add("tonumber/0", Of0<ToNumber>);
@@ -1159,9 +1268,9 @@ const absl::flat_hash_map<std::string, NativeEntry>& Natives() {
     add("isnormal/0", Of0<IsNormal>);
     add("isfinite/0", Of0<IsFinite>);
     add("to_entries/0", Of0<ToEntries>);
-    add("indices/1", Of1<Indices>);
-    add("index/1", Of1<Index>);
-    add("rindex/1", Of1<Rindex>);
+    add("indices/1", Metered1<Indices>);
+    add("index/1", Metered1<Index>);
+    add("rindex/1", Metered1<Rindex>);
     add("map/1", Map);
     add("sort_by/1", SortBy);
     add("group_by/1", GroupBy);

@@ -272,6 +272,65 @@ TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
   EXPECT_EQ(*fine, std::vector<Json>{Json(1)});
 }
 
+// One native call can do much work in one step: a global match searches
+// again after each match, and each search may read to the end of the
+// string. Those calls meter themselves, so the budget ends them within
+// about a step's overrun, not minutes later (a fuzzer found
+// `[match("a*b|"; "g")]` over a long string running for minutes).
+TEST(NativeEngineTest, LongNativeCallsAreInterruptedByTheBudget) {
+  NativeEngineOptions options;
+  options.limits.budget = absl::Milliseconds(200);
+  options.max_built_bytes = 64 << 20;
+  auto engine = NewNativeEngine(options);
+  ASSERT_TRUE(engine.ok());
+  for (const char* expression : {
+           R"(("a" * 1000000) | [match("a*b|"; "g")] | length)",
+           R"(("a" * 1000000) | [match(""; "g")] | length)",
+           // Each needle found last: 10^11 comparisons.
+           R"([range(1000000)] | contains([range(100000) | 999999]))",
+           // Each start matches 10^5 elements before it fails.
+           R"([range(1000000) | 0] | indices([range(100000) | 0] + [1]))",
+       }) {
+    auto outputs = Evaluate(**engine, expression, Json(nullptr));
+    ASSERT_FALSE(outputs.ok()) << expression;
+    EXPECT_TRUE(outputs.status().code() == absl::StatusCode::kDeadlineExceeded ||
+                outputs.status().code() == absl::StatusCode::kResourceExhausted)
+        << expression << ": " << outputs.status();
+  }
+}
+
+// Searching within strings is linear (std::string::find is quadratic on
+// these), and offsets are in characters, counted once per string.
+TEST(NativeEngineTest, StringSearchesAreLinearAndCountCharacters) {
+  auto engine = NewNativeEngine();
+  ASSERT_TRUE(engine.ok());
+  struct Case {
+    const char* expression;
+    Json expected;
+  };
+  for (const Case& c :
+       {
+           Case{R"(("a" * 1000000) | contains(("a" * 500000) + "b"))", Json(false)},
+           Case{R"(("a" * 1000000) | contains("a" * 500000))", Json(true)},
+           Case{R"(("a" * 200000) | indices(("a" * 100000) + "b"))", Json::array()},
+           Case{R"(("a" * 200000) | indices("a" * 100000) | length)", Json(100001)},
+           Case{R"("aéaéa" | indices("aéa"))", Json::array({0, 2})},
+           Case{R"("ééé" | indices("éé"))", Json::array({0, 1})},
+           Case{R"("xé xé" | [match("é"; "g") | .offset])", Json::array({1, 4})},
+           Case{R"jq("éa-éb" | [match("é(?<l>[a-z])"; "g") | .captures[0].offset])jq",
+                Json::array({1, 4})},
+           Case{R"([range(100000) | "ab"] | add | length)", Json(200000)},
+           Case{R"([range(3) | [.]] | add)", Json::array({0, 1, 2})},
+           Case{R"([{a: 1}, {b: 2}, {a: 3}] | add)", Json{{"a", 3}, {"b", 2}}},
+           Case{R"([null, 1, 2] | add)", Json(3)},
+       }  // namespace
+  ) {
+    auto outputs = Evaluate(**engine, c.expression, Json(nullptr));
+    ASSERT_TRUE(outputs.ok()) << c.expression << ": " << outputs.status();
+    EXPECT_EQ(*outputs, std::vector<Json>{c.expected}) << c.expression;
+  }
+}  // namespace wm::expressions
+
 TEST(NativeEngineTest, OutputsAreBounded) {
   auto engine = NewNativeEngine();
   ASSERT_TRUE(engine.ok());

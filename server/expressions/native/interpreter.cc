@@ -16,7 +16,7 @@
 namespace wm::expressions::native {
 namespace {
 
-constexpr uint32_t kStepsPerClockRead = 1024;
+constexpr uint64_t kStepsPerClockRead = 1024;
 
 const PathNode kRoot{nullptr, PathNode::Kind::kRoot, nullptr};
 const PathNode kInvalid{nullptr, PathNode::Kind::kInvalid, nullptr};
@@ -194,10 +194,17 @@ Flow Interpreter::CheckBounds() {
     return FailBound("expression recursed too deeply (stack bound of " +
                      std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
   }
-  if (++steps_ % kStepsPerClockRead == 0 && absl::Now() > bounds_.deadline) {
-    return FailBound("expression exceeded its time budget");
-  }
-  return Flow::kContinue;
+  return Work(1) ? Flow::kContinue : Flow::kError;
+}
+
+bool Interpreter::Work(uint64_t units) {
+  if (error_is_bound_) return false;
+  steps_ += units;
+  if (steps_ < next_clock_read_) return true;
+  next_clock_read_ = steps_ + kStepsPerClockRead;
+  if (absl::Now() <= bounds_.deadline) return true;
+  FailBound("expression exceeded its time budget");
+  return false;
 }
 
 Json Interpreter::PathArray(const PathNode* path) {
@@ -602,6 +609,7 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
               return Fail("unsupported operator");
           }
           if (!result.ok()) return Fail(result.status());
+          if (!Work(ShallowWorkUnits(*l) + ShallowWorkUnits(*r))) return Flow::kError;
           if (!Charge(ApproximateBytes(*result))) return Flow::kError;
           return EmitComputed(input, path, Value::Owned(*std::move(result)), emit);
         });

@@ -101,6 +101,13 @@ class Interpreter {
   // Counts one step against the budget and checks the stack bound; every
   // Eval does, and so must a native loop that emits without evaluating.
   Flow CheckBounds();
+  // Counts `units` of work done inside one step (see kBytesPerWorkUnit:
+  // bytes scanned, elements compared) against the time budget, so that the
+  // clock is read as often during one long native call as during many short
+  // steps. A native whose work grows faster than its input (searching,
+  // matching) calls it as it goes and stops when it returns false: the
+  // budget is spent and a bound error is pending. Stays false after that.
+  bool Work(uint64_t units);
   size_t max_string_bytes() const;
 
   // The pending error: its value (a message string for internal errors)
@@ -139,7 +146,8 @@ class Interpreter {
 
   EvalBounds bounds_;
   const char* stack_base_ = nullptr;
-  uint32_t steps_ = 0;
+  uint64_t steps_ = 0;
+  uint64_t next_clock_read_ = 0;  // steps_ at which the clock is read next
   size_t built_bytes_ = 0;
   Value error_value_;
   bool error_is_value_ = false;

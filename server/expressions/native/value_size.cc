@@ -24,4 +24,10 @@ size_t ApproximateBytes(const Json& value) {
   }
 }
 
+size_t ShallowWorkUnits(const Json& value) {
+  if (value.is_string()) return value.get_ref<const std::string&>().size() / kBytesPerWorkUnit;
+  if (value.is_structured()) return value.size();
+  return 0;
+}
+
 }  // namespace wm::expressions::native
