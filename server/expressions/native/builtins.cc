@@ -20,6 +20,7 @@
 #include "server/expressions/native/json_text.h"
 #include "server/expressions/native/operators.h"
 #include "server/expressions/native/paths.h"
+#include "server/expressions/native/utf8.h"
 #include "server/expressions/native/value_size.h"
 
 namespace wm::expressions::native {
@@ -116,26 +117,6 @@ bool ForEachOccurrence(Interpreter& in, std::string_view s, std::string_view nee
   }
   return true;
 }
-
-// Counts the UTF-8 characters of a string up to byte offsets given in
-// increasing order, in one pass over it in all: jq's offsets are in
-// characters, and recounting from the start for each match is quadratic.
-class CharacterCounter {
- public:
-  explicit CharacterCounter(std::string_view s) : s_(s) {}
-  // REQUIRES: `byte` is at least every earlier argument and at most the
-  // string's size.
-  int64_t At(size_t byte) {
-    for (; byte_ < byte; ++byte_)
-      characters_ += (static_cast<unsigned char>(s_[byte_]) & 0xC0) != 0x80;
-    return characters_;
-  }
-
- private:
-  std::string_view s_;
-  size_t byte_ = 0;
-  int64_t characters_ = 0;
-};
 
 // ---- Generators and control --------------------------------------------
 
@@ -455,9 +436,7 @@ Result Length(const Json& v) {
     case Json::value_t::boolean:
       return TypeError0("length", v);
     case Json::value_t::string: {
-      int64_t n = 0;
-      for (unsigned char c : v.get_ref<const std::string&>()) n += (c & 0xC0) != 0x80;
-      return Json(n);
+      return Json(CharacterCount(v.get_ref<const std::string&>()));
     }
     case Json::value_t::array:
     case Json::value_t::object:
@@ -1151,7 +1130,7 @@ Result MatchImpl(Interpreter& in, const Json& v, const Json& re, const Json& fla
     if (end == begin) {
       if (end >= s.size()) break;
       ++end;
-      while (end < s.size() && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) ++end;
+      while (end < s.size() && IsContinuationByte(s[end])) ++end;
     }
     at = end;
   }

@@ -11,6 +11,7 @@
 #include "server/expressions/native/format.h"
 #include "server/expressions/native/json_text.h"
 #include "server/expressions/native/operators.h"
+#include "server/expressions/native/utf8.h"
 #include "server/expressions/native/value_size.h"
 
 namespace wm::expressions::native {
@@ -81,23 +82,6 @@ int64_t ClampIndex(int64_t i, int64_t minimum, int64_t maximum) {
   if (i < 0) i += maximum;
   if (i < minimum) return minimum;
   return i < maximum ? i : maximum;
-}
-
-// The index of UTF-8 character `n` of `s` in bytes (s.size() past the end).
-size_t CharacterOffset(const std::string& s, int64_t n) {
-  size_t i = 0;
-  while (i < s.size() && n > 0) {
-    ++i;
-    while (i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) ++i;
-    --n;
-  }
-  return i;
-}
-
-int64_t CharacterCount(const std::string& s) {
-  int64_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
 }
 
 // t[from:to] for an array or a string (gojq's funcSlice); null bounds are
