@@ -79,6 +79,10 @@ size_t OnWrite(char* data, size_t size, size_t count, void* user) {
       t->stopped_by_consumer = true;
       return 0;
     }
+    // The idle clock measures the wait for the server, not our own work: a
+    // consumer that takes long over one large event must not make the next
+    // progress callback see a silent connection.
+    t->last_byte = absl::Now();
     return n;
   }
   if (t->response.body.size() + n > kMaxErrorBody && t->on_bytes != nullptr) return n;
