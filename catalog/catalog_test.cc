@@ -85,7 +85,7 @@ std::shared_ptr<const CompiledDefinition> Compile(const std::string& file, std::
 }
 
 // <group-slug>-<kind-lowercase>-<version>, core group slug "core".
-std::string ExpectedName(const definitions::GroupVersionKind& k) {
+std::string ExpectedName(const Gvk& k) {
   std::string slug = k.group.empty() ? "core" : k.group;
   std::replace(slug.begin(), slug.end(), '.', '-');
   return absl::StrCat(slug, "-", absl::AsciiStrToLower(k.kind), "-", k.version);
@@ -418,7 +418,7 @@ std::set<std::string> CatalogCustomKinds() {
   static const std::set<std::string> kBuiltInGroups = {
       "", "apps", "batch", "autoscaling", "policy", "networking.k8s.io"};
   std::set<std::string> kinds;
-  auto add = [&](const definitions::GroupVersionKind& k) {
+  auto add = [&](const Gvk& k) {
     if (!kBuiltInGroups.contains(k.group)) kinds.insert(absl::StrCat(k.ApiVersion(), "/", k.kind));
   };
   for (const std::string& file : DefinitionFiles()) {

@@ -855,12 +855,8 @@ class Wmctl {
       }
     }
     const Json& object = (*docs)[workload];
-    std::string api_version = object["apiVersion"];
-    definitions::GroupVersionKind gvk;
-    size_t slash = api_version.find('/');
-    gvk.group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-    gvk.version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-    gvk.kind = object["kind"];
+    Gvk gvk = GvkFromApiVersion(object["apiVersion"].get<std::string>(),
+                                object["kind"].get<std::string>());
     auto def = (*registry)->ForKind(gvk);
     if (!def.ok()) {
       if (absl::IsNotFound(def.status())) {

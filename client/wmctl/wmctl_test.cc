@@ -222,7 +222,7 @@ TEST(WmctlTest, UncoveredTypeExitsFour) {
                         "{apiVersion: example.com/v1, kind: Unknown, metadata: "
                         "{name: x}}");
   EXPECT_EQ(r.code, 4);
-  EXPECT_THAT(r.err, HasSubstr("no Workload Map definition covers Unknown.v1.example.com"));
+  EXPECT_THAT(r.err, HasSubstr("no Workload Map definition covers example.com/v1/Unknown"));
   Result json = RunOffline({"describe", "-f", "-", "-o", "json"},
                            "{apiVersion: example.com/v1, kind: Unknown, metadata: {name: x}}");
   EXPECT_EQ(json.code, 4);

@@ -45,24 +45,23 @@ TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAr
     return registry.AddDocuments(BuiltinCatalog(), definitions::Origin::kCatalog);
   });
   ASSERT_TRUE(set.Init().ok());
-  definitions::GroupVersionKind jobset{"jobset.x-k8s.io", "v1alpha2", "JobSet"};
+  Gvk jobset{"jobset.x-k8s.io", "v1alpha2", "JobSet"};
   auto before = set.Current()->ForKind(jobset);
   ASSERT_TRUE(before.ok()) << before.status();
   EXPECT_EQ((*before)->definition->origin, definitions::Origin::kCatalog);
 
-  std::vector<kube::Gvk> watched;
+  std::vector<Gvk> watched;
   std::mutex mu;
   kube::ClusterCache::Options options;
   kube::ClusterCache cache(tb.admin(), options);
-  set.SetListener(
-      [&](std::shared_ptr<const definitions::Registry>, const std::vector<kube::Gvk>& kinds) {
-        {
-          std::unique_lock lock(mu);
-          watched = kinds;
-        }
-        cache.SetKinds(kinds);
-      });
-  cache.AddHandler([&](const kube::Gvk& gvk, const kube::Change& change) {
+  set.SetListener([&](std::shared_ptr<const definitions::Registry>, const std::vector<Gvk>& kinds) {
+    {
+      std::unique_lock lock(mu);
+      watched = kinds;
+    }
+    cache.SetKinds(kinds);
+  });
+  cache.AddHandler([&](const Gvk& gvk, const kube::Change& change) {
     if (gvk == KartaGvk()) set.OnKartaChange(change);
   });
   ASSERT_TRUE(cache.Start(KindsToWatch(*set.Current())).ok());
@@ -104,7 +103,7 @@ TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAr
       },
       kWait));
   std::unique_lock lock(mu);
-  EXPECT_THAT(watched, ::testing::Contains(kube::Gvk{"batch", "v1", "Job"}));
+  EXPECT_THAT(watched, ::testing::Contains(Gvk{"batch", "v1", "Job"}));
   EXPECT_THAT(watched, ::testing::Contains(KartaGvk()));
 }
 

@@ -1,13 +1,6 @@
 #include "server/definitions/definition.h"
 
-#include "absl/strings/str_cat.h"
-
 namespace wm::definitions {
-
-std::string GroupVersionKind::ToString() const {
-  return group.empty() ? absl::StrCat(kind, ".", version)
-                       : absl::StrCat(kind, ".", version, ".", group);
-}
 
 const char* FragmentedPodSpec::PathKey(Field f) {
   static constexpr const char* kKeys[] = {

@@ -11,23 +11,10 @@
 #include <string>
 #include <vector>
 
+#include "server/common/gvk.h"
 #include "server/common/json.h"
 
 namespace wm::definitions {
-
-struct GroupVersionKind {
-  std::string group;
-  std::string version;
-  std::string kind;
-
-  bool operator==(const GroupVersionKind&) const = default;
-  bool operator<(const GroupVersionKind& o) const {
-    return std::tie(group, version, kind) < std::tie(o.group, o.version, o.kind);
-  }
-  // "JobSet.v1alpha2.jobset.x-k8s.io" (kubectl's kind.version.group).
-  std::string ToString() const;
-  std::string ApiVersion() const { return group.empty() ? version : group + "/" + version; }
-};
 
 // Pod fields scattered over a custom resource; each is an optional jq path.
 struct FragmentedPodSpec {
@@ -147,8 +134,8 @@ struct PodSelector {
 
 struct ComponentDefinition {
   std::string name;
-  std::optional<GroupVersionKind> kind;  // absent: logical component
-  std::string owner_ref;                 // parent component; empty for the root
+  std::optional<Gvk> kind;  // absent: logical component
+  std::string owner_ref;    // parent component; empty for the root
   std::optional<SpecDefinition> spec;
   std::optional<ScaleDefinition> scale;
   std::optional<StatusDefinition> status;
@@ -205,7 +192,7 @@ struct Definition {
   std::string source;  // file path, "catalog", or the cluster object's name
   ComponentDefinition root;
   std::vector<ComponentDefinition> children;
-  std::vector<GroupVersionKind> additional_child_kinds;
+  std::vector<Gvk> additional_child_kinds;
   GangScheduling gang;
   // The object as read, with CRD defaults applied (for -o json/yaml).
   Json object;

@@ -29,7 +29,7 @@ std::vector<std::string> Strings(const Json* array) {
   return out;
 }
 
-GroupVersionKind ToGvk(const Json& j) {
+Gvk ToGvk(const Json& j) {
   return {FindString(j, {"group"}), FindString(j, {"version"}), FindString(j, {"kind"})};
 }
 

@@ -76,8 +76,7 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::Compiled(con
   return e.compiled;
 }
 
-absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(
-    const GroupVersionKind& gvk) const {
+absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(const Gvk& gvk) const {
   for (bool exact : {true, false}) {
     std::vector<const Entry*> matches;
     for (const auto& e : entries_) {

@@ -49,8 +49,7 @@ class Registry {
   // group and kind at another version. NotFound when none covers it;
   // FailedPrecondition when two of the same origin do, or when it does not
   // compile.
-  absl::StatusOr<std::shared_ptr<const CompiledDefinition>> ForKind(
-      const GroupVersionKind& gvk) const;
+  absl::StatusOr<std::shared_ptr<const CompiledDefinition>> ForKind(const Gvk& gvk) const;
 
   // Every loaded definition, sorted by name (then origin).
   std::vector<std::shared_ptr<const Definition>> All() const;

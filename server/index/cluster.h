@@ -32,12 +32,12 @@ class Cluster {
   virtual bool InitialSyncDone() const = 0;
   // Why `gvk` has no objects to offer, when it has none: "not served by the
   // cluster", "forbidden: ...", "not yet synced". Empty when it is synced.
-  virtual std::string KindProblem(const kube::Gvk& gvk) const = 0;
+  virtual std::string KindProblem(const Gvk& gvk) const = 0;
   // The plural resource name of a kind ("jobsets"), or "" when unknown.
-  virtual std::string Resource(const kube::Gvk& gvk) const = 0;
+  virtual std::string Resource(const Gvk& gvk) const = 0;
   // Applies an RFC 6902 JSON Patch to an object and returns its new
   // resourceVersion. Unimplemented for clusters that cannot be written.
-  virtual absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+  virtual absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
                                             const std::string& name, const Json& patch) = 0;
 };
 

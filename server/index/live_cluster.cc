@@ -20,19 +20,19 @@ LiveCluster::~LiveCluster() { Stop(); }
 
 absl::Status LiveCluster::Start(WorkloadIndex& index) {
   if (absl::Status s = definitions_.Init(); !s.ok()) return s;
-  definitions_.SetListener([this, &index](std::shared_ptr<const definitions::Registry>,
-                                          const std::vector<kube::Gvk>& kinds) {
-    cache_.SetKinds(kinds);
-    index.OnDefinitionsChanged(name_);
-  });
-  cache_.AddHandler([this, &index](const kube::Gvk& gvk, const kube::Change& change) {
+  definitions_.SetListener(
+      [this, &index](std::shared_ptr<const definitions::Registry>, const std::vector<Gvk>& kinds) {
+        cache_.SetKinds(kinds);
+        index.OnDefinitionsChanged(name_);
+      });
+  cache_.AddHandler([this, &index](const Gvk& gvk, const kube::Change& change) {
     if (gvk == sources::KartaGvk()) {
       if (options_.cluster_definitions) definitions_.OnKartaChange(change);
       return;
     }
     index.OnChange(name_, gvk, change);
   });
-  std::vector<kube::Gvk> kinds = sources::KindsToWatch(*definitions_.Current());
+  std::vector<Gvk> kinds = sources::KindsToWatch(*definitions_.Current());
   if (!options_.cluster_definitions) {
     std::erase(kinds, sources::KartaGvk());
   }
@@ -75,7 +75,7 @@ bool LiveCluster::InitialSyncDone() const {
   return true;
 }
 
-std::string LiveCluster::KindProblem(const kube::Gvk& gvk) const {
+std::string LiveCluster::KindProblem(const Gvk& gvk) const {
   for (const kube::KindStatus& s : cache_.Status()) {
     if (!(s.gvk == gvk)) continue;
     if (!s.served) return absl::StrCat("not served by the cluster: ", s.message);
@@ -88,12 +88,12 @@ std::string LiveCluster::KindProblem(const kube::Gvk& gvk) const {
   return "not watched (no definition needs it)";
 }
 
-std::string LiveCluster::Resource(const kube::Gvk& gvk) const {
+std::string LiveCluster::Resource(const Gvk& gvk) const {
   auto resource = cache_.ResourceFor(gvk);
   return resource ? resource->plural : "";
 }
 
-absl::StatusOr<std::string> LiveCluster::Patch(const kube::Gvk& gvk, const std::string& namespace_,
+absl::StatusOr<std::string> LiveCluster::Patch(const Gvk& gvk, const std::string& namespace_,
                                                const std::string& name, const Json& patch) {
   auto resource = cache_.ResourceFor(gvk);
   if (!resource) {

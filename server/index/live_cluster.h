@@ -38,9 +38,9 @@ class LiveCluster final : public Cluster {
   std::shared_ptr<const definitions::Registry> definitions() const override;
   std::vector<definitions::Registry::Rejected> rejected_definitions() const override;
   bool InitialSyncDone() const override;
-  std::string KindProblem(const kube::Gvk& gvk) const override;
-  std::string Resource(const kube::Gvk& gvk) const override;
-  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+  std::string KindProblem(const Gvk& gvk) const override;
+  std::string Resource(const Gvk& gvk) const override;
+  absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
                                     const std::string& name, const Json& patch) override;
 
   std::vector<kube::KindStatus> Status() const { return cache_.Status(); }

@@ -59,7 +59,7 @@ absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
           object["metadata"]["uid"] = absl::StrCat(
               "snapshot:", kind, "/", FindString(object, {"metadata", "namespace"}), "/", name);
         }
-        snapshot->objects_.Add(kube::GvkFromApiVersion(api_version, kind), object);
+        snapshot->objects_.Add(GvkFromApiVersion(api_version, kind), object);
         ++snapshot->objects_count_;
       }
     }
@@ -67,11 +67,11 @@ absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
   return snapshot;
 }
 
-std::string SnapshotCluster::KindProblem(const kube::Gvk& gvk) const {
+std::string SnapshotCluster::KindProblem(const Gvk& gvk) const {
   return objects_.StoreFor(gvk) ? "" : "no object of this kind in the snapshot";
 }
 
-absl::StatusOr<std::string> SnapshotCluster::Patch(const kube::Gvk&, const std::string&,
+absl::StatusOr<std::string> SnapshotCluster::Patch(const Gvk&, const std::string&,
                                                    const std::string&, const Json&) {
   return absl::FailedPreconditionError("the snapshot is read-only: mutations are dry runs only");
 }

@@ -25,9 +25,9 @@ class SnapshotCluster final : public Cluster {
   std::shared_ptr<const definitions::Registry> definitions() const override { return registry_; }
   std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
   bool InitialSyncDone() const override { return true; }
-  std::string KindProblem(const kube::Gvk& gvk) const override;
-  std::string Resource(const kube::Gvk& gvk) const override { return ""; }
-  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
+  std::string KindProblem(const Gvk& gvk) const override;
+  std::string Resource(const Gvk& gvk) const override { return ""; }
+  absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
                                     const std::string& name, const Json& patch) override;
 
   // Tells the index of every object (once, at startup).

@@ -18,12 +18,8 @@ namespace {
 
 namespace v1 = workloadmap::v1;
 
-definitions::GroupVersionKind ToDefinitionGvk(const kube::Gvk& gvk) {
-  return {gvk.group, gvk.version, gvk.kind};
-}
-
 bool SameView(const WorkloadView& a, const WorkloadView& b) {
-  if (a.top_level != b.top_level || a.labels != b.labels || a.error != b.error) return false;
+  if (a.labels != b.labels || a.error != b.error) return false;
   if (!a.resolved || !b.resolved) return a.resolved == b.resolved;
   return google::protobuf::util::MessageDifferencer::Equals(*a.resolved, *b.resolved);
 }
@@ -170,7 +166,7 @@ Cluster* WorkloadIndex::FindCluster(const std::string& name) const {
   return nullptr;
 }
 
-void WorkloadIndex::OnChange(const std::string& cluster, const kube::Gvk& gvk,
+void WorkloadIndex::OnChange(const std::string& cluster, const Gvk& gvk,
                              const kube::Change& change) {
   std::unique_lock lock(queue_mu_);
   // The old object's chain matters when an owner reference changed.
@@ -188,10 +184,10 @@ void WorkloadIndex::OnDefinitionsChanged(const std::string& cluster) {
   queue_cv_.notify_all();
 }
 
-bool WorkloadIndex::Covered(const Cluster& cluster, const kube::Gvk& gvk) const {
+bool WorkloadIndex::Covered(const Cluster& cluster, const Gvk& gvk) const {
   auto registry = cluster.definitions();
   if (!registry) return false;
-  auto def = registry->ForKind(ToDefinitionGvk(gvk));
+  auto def = registry->ForKind(gvk);
   // Ambiguous or uncompilable definitions still cover the kind: the
   // workload is shown with the error.
   return def.ok() || !absl::IsNotFound(def.status());
@@ -321,8 +317,7 @@ void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_li
 }
 
 std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
-    const Cluster& cluster, const kube::Gvk& gvk,
-    std::shared_ptr<const kube::CachedObject> object) {
+    const Cluster& cluster, const Gvk& gvk, std::shared_ptr<const kube::CachedObject> object) {
   auto view = std::make_shared<WorkloadView>();
   view->id = {cluster.name(), gvk, object->key()};
   std::shared_ptr<const Json> document = object->Document();
@@ -335,9 +330,8 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
       if (v.is_string()) view->labels[k] = v.get<std::string>();
     }
   }
-  view->top_level = !InsideCoveredWorkload(cluster, *object);
 
-  auto def = cluster.definitions()->ForKind(ToDefinitionGvk(gvk));
+  auto def = cluster.definitions()->ForKind(gvk);
   if (!def.ok()) {
     view->error = def.status();
   } else {
@@ -346,7 +340,7 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     input.object = document.get();
     for (const auto& found : cluster.view().Descendants(object->uid())) {
       held.push_back(found.object->Document());
-      (found.gvk == kube::PodGvk() ? input.pods : input.owners).push_back(held.back().get());
+      (found.gvk == PodGvk() ? input.pods : input.owners).push_back(held.back().get());
     }
     resolution::ResolveOptions options;
     options.cluster = cluster.name();
@@ -384,7 +378,6 @@ void WorkloadIndex::Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView
     if (it != views_.end() && SameView(*it->second, *view)) return;
     view->revision = ++revision_;
     view->added_revision = it == views_.end() ? revision_ : it->second->added_revision;
-    view->summary = Summarize(*view);
     event = {it == views_.end() ? v1::WorkloadEvent::ADDED : v1::WorkloadEvent::MODIFIED, revision_,
              view};
     views_[key] = std::move(view);

@@ -25,7 +25,7 @@ namespace wm::index {
 // Names one workload object across the daemon's clusters.
 struct WorkloadKey {
   std::string cluster;
-  kube::Gvk gvk;
+  Gvk gvk;
   std::string key;  // "namespace/name"
   bool operator<(const WorkloadKey& o) const {
     return std::tie(cluster, gvk, key) < std::tie(o.cluster, o.gvk, o.key);
@@ -39,10 +39,6 @@ struct WorkloadView {
   WorkloadKey id;
   std::string namespace_, name, uid, creation_timestamp;
   std::map<std::string, std::string> labels;
-  // False when a covered workload controls this object (a Job of a JobSet):
-  // it belongs under its owner. The index publishes top-level views only;
-  // others come from ResolveNow.
-  bool top_level = true;
   // The revision that published this view, and the one that published the
   // first view of this workload (its ADDED event).
   uint64_t revision = 0;
@@ -100,7 +96,7 @@ class WorkloadIndex {
   void Stop();
 
   // A change of one cached object (a ClusterCache handler).
-  void OnChange(const std::string& cluster, const kube::Gvk& gvk, const kube::Change& change);
+  void OnChange(const std::string& cluster, const Gvk& gvk, const kube::Change& change);
   // The cluster's definitions changed: every workload of it is resolved again.
   void OnDefinitionsChanged(const std::string& cluster);
 
@@ -149,7 +145,7 @@ class WorkloadIndex {
  private:
   struct Pending {
     std::string cluster;
-    kube::Gvk gvk;
+    Gvk gvk;
     std::shared_ptr<const kube::CachedObject> object;  // old or new
     // Added, deleted or moved to another controller: the controller chains
     // of the objects below it changed too.
@@ -158,10 +154,10 @@ class WorkloadIndex {
   void Run();
   // The covered workloads a change touches.
   void Affected(const Pending& change, std::vector<WorkloadKey>* out) const;
-  bool Covered(const Cluster& cluster, const kube::Gvk& gvk) const;
+  bool Covered(const Cluster& cluster, const Gvk& gvk) const;
   // True when a covered workload controls `object`, directly or higher up.
   bool InsideCoveredWorkload(const Cluster& cluster, const kube::CachedObject& object) const;
-  std::shared_ptr<WorkloadView> Resolve(const Cluster& cluster, const kube::Gvk& gvk,
+  std::shared_ptr<WorkloadView> Resolve(const Cluster& cluster, const Gvk& gvk,
                                         std::shared_ptr<const kube::CachedObject> object);
   void Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView> view);
   // The views of `keys` (null for those to drop), resolved by the resolver

@@ -24,6 +24,7 @@
 #include "server/common/json_path.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/registry.h"
+#include "server/index/testing/fake_cluster.h"
 #include "server/resolution/test_support.h"
 
 namespace wm::index {
@@ -34,11 +35,12 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::SizeIs;
+using ::wm::index::testing::FakeCluster;
 
-const kube::Gvk kJobSet{"jobset.x-k8s.io", "v1alpha2", "JobSet"};
-const kube::Gvk kJob{"batch", "v1", "Job"};
-const kube::Gvk kPod = kube::PodGvk();
-const kube::Gvk kWidget{"example.com", "v1", "Widget"};
+const Gvk kJobSet{"jobset.x-k8s.io", "v1alpha2", "JobSet"};
+const Gvk kJob{"batch", "v1", "Job"};
+const Gvk kPod = PodGvk();
+const Gvk kWidget{"example.com", "v1", "Widget"};
 
 expressions::Engine& Engine() { return resolution::testing::TestEngine(); }
 
@@ -87,90 +89,6 @@ std::shared_ptr<const definitions::Registry> CatalogWithoutJobSet() {
   return *registry;
 }
 
-// Objects by kind in mutable stores; every kind it holds counts as synced.
-class MutableView : public kube::ClusterView {
- public:
-  std::shared_ptr<const kube::Store> StoreFor(const kube::Gvk& gvk) const override {
-    std::lock_guard lock(mu_);
-    auto it = stores_.find(gvk);
-    return it == stores_.end() ? nullptr : it->second;
-  }
-  bool HasSynced(const kube::Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
-  std::vector<std::pair<kube::Gvk, std::shared_ptr<const kube::Store>>> Stores() const override {
-    std::lock_guard lock(mu_);
-    return {stores_.begin(), stores_.end()};
-  }
-  uint64_t KindsGeneration() const override {
-    std::lock_guard lock(mu_);
-    return stores_.size();  // stores are only added
-  }
-  std::shared_ptr<kube::Store> MutableStore(const kube::Gvk& gvk) {
-    std::lock_guard lock(mu_);
-    auto& store = stores_[gvk];
-    if (!store) store = std::make_shared<kube::Store>();
-    return store;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::map<kube::Gvk, std::shared_ptr<kube::Store>> stores_;
-};
-
-// A cluster whose objects and definitions the test changes, telling the
-// index as a ClusterCache would.
-class TestCluster : public Cluster {
- public:
-  explicit TestCluster(std::shared_ptr<const definitions::Registry> registry)
-      : registry_(std::move(registry)) {}
-
-  const std::string& name() const override { return name_; }
-  const kube::ClusterView& view() const override { return view_; }
-  std::shared_ptr<const definitions::Registry> definitions() const override {
-    std::lock_guard lock(mu_);
-    return registry_;
-  }
-  std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
-  bool InitialSyncDone() const override { return true; }
-  std::string KindProblem(const kube::Gvk&) const override { return ""; }
-  std::string Resource(const kube::Gvk&) const override { return ""; }
-  absl::StatusOr<std::string> Patch(const kube::Gvk&, const std::string&, const std::string&,
-                                    const Json&) override {
-    return absl::UnimplementedError("read-only");
-  }
-
-  void SetDefinitions(std::shared_ptr<const definitions::Registry> registry, WorkloadIndex& index) {
-    {
-      std::lock_guard lock(mu_);
-      registry_ = std::move(registry);
-    }
-    index.OnDefinitionsChanged(name_);
-  }
-
-  // Adds or replaces an object and tells the index of each change.
-  void Put(WorkloadIndex& index, const Json& object) {
-    Apply(index, kube::EventType::kModified, object);
-  }
-  void Delete(WorkloadIndex& index, const Json& object) {
-    Apply(index, kube::EventType::kDeleted, object);
-  }
-
- private:
-  void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
-    kube::Gvk gvk =
-        kube::GvkFromApiVersion(FindString(object, {"apiVersion"}), FindString(object, {"kind"}));
-    auto cached = kube::CachedObject::FromJson(
-        object, gvk == kube::PodGvk() ? kube::ObjectShape::kCompactPod : kube::ObjectShape::kFull);
-    for (const kube::Change& change : view_.MutableStore(gvk)->Apply(type, cached)) {
-      index.OnChange(name_, gvk, change);
-    }
-  }
-
-  const std::string name_ = "test";
-  MutableView view_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const definitions::Registry> registry_;
-};
-
 // Records every event it is given.
 class Recorder {
  public:
@@ -207,7 +125,7 @@ const Json& Find(const std::vector<Json>& objects, const std::string& kind,
   return *none;
 }
 
-WorkloadKey Key(const kube::Gvk& gvk, const std::string& name) {
+WorkloadKey Key(const Gvk& gvk, const std::string& name) {
   return {"test", gvk, "default/" + name};
 }
 
@@ -246,7 +164,7 @@ class WorkloadIndexTest : public ::testing::Test {
   std::vector<Json> seed_ = SeedObjects();
   // Both outlive the index.
   Recorder recorder_;
-  TestCluster cluster_;
+  FakeCluster cluster_;
   WorkloadIndex index_;
 };
 
@@ -254,7 +172,6 @@ class WorkloadIndexTest : public ::testing::Test {
 void ExpectRunningDemo(const WorkloadView& view) {
   ASSERT_TRUE(view.error.ok()) << view.error;
   ASSERT_NE(view.resolved, nullptr);
-  EXPECT_TRUE(view.top_level);
   EXPECT_EQ(view.name, "demo");
   EXPECT_EQ(view.uid, "a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f");
   EXPECT_EQ(view.summary.definition(), "jobset-x-k8s-io-jobset-v1alpha2");
@@ -283,7 +200,6 @@ TEST_F(WorkloadIndexTest, SeedResolvesWithJobsAndPodsBelowTheJobSet) {
     EXPECT_EQ(index_.Get(Key(kJob, job)), nullptr) << job;
     auto view = index_.ResolveNow(Key(kJob, job));
     ASSERT_TRUE(view.ok()) << view.status();
-    EXPECT_FALSE((*view)->top_level) << job;
     EXPECT_TRUE((*view)->error.ok()) << (*view)->error;
     EXPECT_EQ((*view)->revision, 0u);  // not published
   }
@@ -291,7 +207,6 @@ TEST_F(WorkloadIndexTest, SeedResolvesWithJobsAndPodsBelowTheJobSet) {
     EXPECT_EQ(index_.Get(Key(kPod, pod)), nullptr) << pod;
     auto view = index_.ResolveNow(Key(kPod, pod));
     ASSERT_TRUE(view.ok()) << view.status();
-    EXPECT_FALSE((*view)->top_level) << pod;
   }
   EXPECT_EQ(index_.counters().resolution_errors, 0u);
 }
@@ -317,7 +232,7 @@ TEST(WorkloadIndexOrderTest, FeedOrderDoesNotMatter) {
     std::map<WorkloadKey, std::shared_ptr<const WorkloadView>> views;
   };
   auto run = [&](const std::vector<Json>& order, bool wait_each) {
-    TestCluster cluster(Catalog());
+    FakeCluster cluster(Catalog());
     WorkloadIndex index(Engine(), {});
     index.AddCluster(&cluster);
     index.Start();
@@ -344,7 +259,6 @@ TEST(WorkloadIndexOrderTest, FeedOrderDoesNotMatter) {
     ASSERT_TRUE(result.views.count(kDemo));
     ExpectRunningDemo(*result.views.at(kDemo));
     for (const auto& [key, view] : result.views) {
-      EXPECT_EQ(view->top_level, key == kDemo) << key.gvk.kind << " " << key.key;
       ASSERT_NE(view->resolved, nullptr) << key.key << ": " << view->error;
       const auto& first = results.front().second.views.at(key);
       EXPECT_TRUE(
@@ -424,7 +338,6 @@ TEST_F(WorkloadIndexTest, DeletingTheJobSetPublishesItsLastView) {
   for (const std::string& job : kJobs) {
     auto view = index_.Get(Key(kJob, job));
     ASSERT_NE(view, nullptr);
-    EXPECT_TRUE(view->top_level) << job;
     ASSERT_THAT(events[Key(kJob, job)], SizeIs(1));
     EXPECT_EQ(events[Key(kJob, job)][0].type, v1::WorkloadEvent::ADDED);
   }
@@ -450,7 +363,6 @@ TEST_F(WorkloadIndexTest, DefinitionsChangedRemovesAndReaddsTheJobSet) {
   EXPECT_EQ(index_.Get(kDemo), nullptr);
   for (const std::string& job : kJobs) {
     ASSERT_NE(index_.Get(Key(kJob, job)), nullptr) << job;
-    EXPECT_TRUE(index_.Get(Key(kJob, job))->top_level) << job;
   }
   for (const std::string& pod : kPods) EXPECT_EQ(index_.Get(Key(kPod, pod)), nullptr) << pod;
 
@@ -669,7 +581,7 @@ TEST_F(WorkloadIndexHistoryTest, ResumeReportsDeletionsWhileRemembered) {
 // A failing component expression makes a partial answer (resolution's
 // partial_answer_test); a failing status fails the resolution.
 TEST(WorkloadIndexErrorTest, FailingStatusGivesAViewWithTheError) {
-  TestCluster cluster(MakeRegistry(true, kBrokenWidget));
+  FakeCluster cluster(MakeRegistry(true, kBrokenWidget));
   WorkloadIndex index(Engine(), {});
   index.AddCluster(&cluster);
   index.Start();
@@ -686,7 +598,6 @@ spec: {replicas: 2, pod: {containers: [{name: c, image: i}]}}
   EXPECT_EQ(view->resolved, nullptr);
   EXPECT_FALSE(view->error.ok());
   EXPECT_THAT(view->error.message(), HasSubstr("widget status is broken"));
-  EXPECT_TRUE(view->top_level);
   EXPECT_EQ(view->uid, "w-1");
   EXPECT_EQ(view->labels.at("app"), "w");
   EXPECT_THAT(view->summary.error(), HasSubstr("widget status is broken"));
@@ -736,7 +647,7 @@ TEST_F(WorkloadIndexTest, SummarizeRowsPerComponentInstance) {
 // read and a subscriber follows.
 TEST(WorkloadIndexConcurrencyTest, ConcurrentChangesReadsAndSubscriber) {
   constexpr int kJobSets = 50, kWriters = 4, kSteps = 3;
-  TestCluster cluster(Catalog());
+  FakeCluster cluster(Catalog());
   WorkloadIndex index(Engine(), {});
   index.AddCluster(&cluster);
   index.Start();
@@ -888,7 +799,6 @@ status:
     auto view = index.Get(Key(kJobSet, absl::StrCat("js-", i)));
     ASSERT_NE(view, nullptr) << i;
     ASSERT_NE(view->resolved, nullptr) << view->error;
-    EXPECT_TRUE(view->top_level);
     EXPECT_EQ(view->labels.at("step"), absl::StrCat(kSteps));
     // The last pod change: ready when kSteps is even.
     ASSERT_THAT(view->summary.components(), SizeIs(1));

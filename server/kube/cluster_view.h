@@ -11,25 +11,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/strings/string_view.h"
+#include "server/common/gvk.h"
 #include "server/kube/store.h"
 
 namespace wm::kube {
-
-struct Gvk {
-  std::string group, version, kind;
-  bool operator<(const Gvk& o) const {
-    return std::tie(group, version, kind) < std::tie(o.group, o.version, o.kind);
-  }
-  bool operator==(const Gvk& o) const = default;
-  std::string ToString() const;  // "jobset.x-k8s.io/v1alpha2/JobSet", "v1/Pod"
-};
-
-// The kind of an object's apiVersion and kind: "group/version" ("apps/v1")
-// or, for the core group, "version" ("v1").
-Gvk GvkFromApiVersion(absl::string_view api_version, absl::string_view kind);
-
-// The Pod kind, kept compact (ObjectShape::kCompactPod).
-Gvk PodGvk();
 
 // Read access to the objects of one cluster, by kind: what resolution needs
 // from a cluster, whether the objects come from watches (ClusterCache) or

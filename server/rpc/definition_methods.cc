@@ -38,10 +38,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeListDefinitions(
         info->mutable_root_kind()->set_group(def->root.kind->group);
         info->mutable_root_kind()->set_version(def->root.kind->version);
         info->mutable_root_kind()->set_kind(def->root.kind->kind);
-        info->set_synced((*cluster)
-                             ->KindProblem({def->root.kind->group, def->root.kind->version,
-                                            def->root.kind->kind})
-                             .empty());
+        info->set_synced((*cluster)->KindProblem(*def->root.kind).empty());
       }
       info->add_components(def->root.name);
       for (const auto& child : def->children) info->add_components(child.name);

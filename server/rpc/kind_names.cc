@@ -13,8 +13,6 @@ namespace wm::rpc {
 
 using ::wm::index::Cluster;
 
-using kube::Gvk;
-
 std::shared_ptr<const KindNames> KindNames::Build(const Cluster& cluster) {
   auto names = std::make_shared<KindNames>();
   names->cluster_name_ = cluster.name();

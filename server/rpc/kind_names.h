@@ -27,11 +27,10 @@ class KindNames {
   // version when set. Of several versions of one kind, the held one.
   // InvalidArgument when nothing is named or several groups match,
   // FailedPrecondition when no kind matches; messages start with `field`.
-  absl::StatusOr<kube::Gvk> Resolve(const workloadmap::v1::ObjectRef& ref,
-                                    absl::string_view field) const;
+  absl::StatusOr<Gvk> Resolve(const workloadmap::v1::ObjectRef& ref, absl::string_view field) const;
   // True when `filter` names `gvk`: "Kind", "group/Kind", "plural",
   // "singular", "plural.group" or "singular.group" (ListWorkloads kinds).
-  bool Matches(const kube::Gvk& gvk, absl::string_view filter) const;
+  bool Matches(const Gvk& gvk, absl::string_view filter) const;
   // True when `filter` names some kind of this cluster, as Matches reads it.
   bool Names(absl::string_view filter) const;
   // True while `cluster` has the same definitions and held kinds as when
@@ -40,11 +39,11 @@ class KindNames {
 
  private:
   struct Kind {
-    kube::Gvk gvk;
+    Gvk gvk;
     std::string plural, singular;
     bool held = false;
   };
-  const Kind* Find(const kube::Gvk& gvk) const;
+  const Kind* Find(const Gvk& gvk) const;
 
   std::string cluster_name_;
   std::shared_ptr<const definitions::Registry> registry_;

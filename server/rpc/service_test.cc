@@ -36,6 +36,7 @@
 #include "server/expressions/jq_engine.h"
 #include "server/index/cluster.h"
 #include "server/index/snapshot_cluster.h"
+#include "server/index/testing/fake_cluster.h"
 #include "server/index/workload_index.h"
 #include "server/kube/cluster_view.h"
 #include "server/kube/object.h"
@@ -50,6 +51,7 @@ using ::wm::index::Cluster;
 using ::wm::index::CopyTrimmed;
 using ::wm::index::SnapshotCluster;
 using ::wm::index::WorkloadIndex;
+using ::wm::index::testing::FakeCluster;
 
 namespace v1 = workloadmap::v1;
 using ::testing::ElementsAre;
@@ -152,109 +154,6 @@ bool SameMessage(const google::protobuf::Message& a, const google::protobuf::Mes
   return google::protobuf::util::MessageDifferencer::Equals(a, b);
 }
 
-// ---- A writable test cluster ---------------------------------------------
-
-// A ClusterView whose objects the test adds, changes and deletes.
-class MutableView final : public kube::ClusterView {
- public:
-  std::vector<kube::Change> Apply(const kube::Gvk& gvk, kube::EventType type, const Json& object) {
-    std::shared_ptr<kube::Store> store;
-    {
-      std::unique_lock lock(mu_);
-      for (auto& [held, s] : stores_) {
-        if (held == gvk) store = s;
-      }
-      if (!store) {
-        store = std::make_shared<kube::Store>();
-        stores_.emplace_back(gvk, store);
-      }
-    }
-    return store->Apply(type, kube::CachedObject::FromJson(
-                                  object, gvk == kube::PodGvk() ? kube::ObjectShape::kCompactPod
-                                                                : kube::ObjectShape::kFull));
-  }
-
-  std::shared_ptr<const kube::Store> StoreFor(const kube::Gvk& gvk) const override {
-    std::unique_lock lock(mu_);
-    for (const auto& [held, store] : stores_) {
-      if (held == gvk) return store;
-    }
-    return nullptr;
-  }
-  bool HasSynced(const kube::Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }
-  std::vector<std::pair<kube::Gvk, std::shared_ptr<const kube::Store>>> Stores() const override {
-    std::unique_lock lock(mu_);
-    return {stores_.begin(), stores_.end()};
-  }
-  uint64_t KindsGeneration() const override {
-    std::unique_lock lock(mu_);
-    return stores_.size();  // stores are only added
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<std::pair<kube::Gvk, std::shared_ptr<kube::Store>>> stores_;
-};
-
-// index::Cluster over MutableView; feeds every change to the index as a
-// ClusterCache would, and records applied patches.
-class TestCluster final : public Cluster {
- public:
-  struct AppliedPatch {
-    kube::Gvk gvk;
-    std::string namespace_, name;
-    Json patch;
-  };
-
-  TestCluster(std::string name, std::shared_ptr<const definitions::Registry> registry)
-      : name_(std::move(name)), registry_(std::move(registry)) {}
-
-  void Apply(WorkloadIndex& index, kube::EventType type, const Json& object) {
-    kube::Gvk gvk = kube::GvkFromApiVersion(object["apiVersion"].get<std::string>(),
-                                            object["kind"].get<std::string>());
-    for (const kube::Change& change : view_.Apply(gvk, type, object)) {
-      index.OnChange(name_, gvk, change);
-    }
-  }
-
-  const std::string& name() const override { return name_; }
-  const kube::ClusterView& view() const override { return view_; }
-  std::shared_ptr<const definitions::Registry> definitions() const override { return registry_; }
-  std::vector<definitions::Registry::Rejected> rejected_definitions() const override { return {}; }
-  bool InitialSyncDone() const override { return true; }
-  std::string KindProblem(const kube::Gvk& gvk) const override {
-    if (syncing_.count(gvk.kind)) return "not yet synced";
-    return view_.StoreFor(gvk) ? "" : "not served by the cluster";
-  }
-  // Kinds whose initial list is still being read, as a ClusterCache reports.
-  void SetSyncing(const std::string& kind) { syncing_.insert(kind); }
-  std::string Resource(const kube::Gvk& gvk) const override {
-    static const std::map<std::string, std::string> kResources = {
-        {"JobSet", "jobsets"}, {"Job", "jobs"}, {"Pod", "pods"}};
-    auto it = kResources.find(gvk.kind);
-    return it == kResources.end() ? "" : it->second;
-  }
-  absl::StatusOr<std::string> Patch(const kube::Gvk& gvk, const std::string& namespace_,
-                                    const std::string& name, const Json& patch) override {
-    std::unique_lock lock(mu_);
-    patches_.push_back({gvk, namespace_, name, patch});
-    return std::string("1001");
-  }
-
-  std::vector<AppliedPatch> patches() const {
-    std::unique_lock lock(mu_);
-    return patches_;
-  }
-
- private:
-  const std::string name_;
-  std::shared_ptr<const definitions::Registry> registry_;
-  MutableView view_;
-  std::set<std::string> syncing_;
-  mutable std::mutex mu_;
-  std::vector<AppliedPatch> patches_;
-};
-
 // ---- The server ------------------------------------------------------------
 
 // The service over `clusters` on a real gRPC server, with the shared engine.
@@ -287,7 +186,10 @@ class ServiceTest : public ::testing::Test {
   void Start(WorkloadMapService::Options options,
              std::shared_ptr<const definitions::Registry> registry = CatalogRegistry()) {
     harness_.reset();
-    cluster_ = std::make_unique<TestCluster>("test", std::move(registry));
+    cluster_ = std::make_unique<FakeCluster>(std::move(registry));
+    cluster_->SetResource("JobSet", "jobsets");
+    cluster_->SetResource("Job", "jobs");
+    cluster_->SetResource("Pod", "pods");
     harness_ = std::make_unique<Harness>(std::vector<Cluster*>{cluster_.get()}, options);
     for (const Json& object : Seed()) Apply(kube::EventType::kAdded, object);
     Sync();
@@ -342,7 +244,7 @@ class ServiceTest : public ::testing::Test {
     return names;
   }
 
-  std::unique_ptr<TestCluster> cluster_;
+  std::unique_ptr<FakeCluster> cluster_;
   std::unique_ptr<Harness> harness_;  // destroyed before the cluster
 };
 

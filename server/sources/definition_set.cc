@@ -9,22 +9,18 @@ namespace {
 
 constexpr char kClusterSourcePrefix[] = "cluster:karta/";
 
-kube::Gvk ToGvk(const definitions::GroupVersionKind& gvk) {
-  return kube::Gvk{gvk.group, gvk.version, gvk.kind};
-}
-
 }  // namespace
 
-kube::Gvk KartaGvk() { return kube::Gvk{"run.ai", "v1alpha1", "Karta"}; }
+Gvk KartaGvk() { return Gvk{"run.ai", "v1alpha1", "Karta"}; }
 
-std::vector<kube::Gvk> KindsToWatch(const definitions::Registry& registry) {
-  std::vector<kube::Gvk> kinds;
+std::vector<Gvk> KindsToWatch(const definitions::Registry& registry) {
+  std::vector<Gvk> kinds;
   for (const auto& definition : registry.All()) {
-    if (definition->root.kind) kinds.push_back(ToGvk(*definition->root.kind));
+    if (definition->root.kind) kinds.push_back(*definition->root.kind);
     for (const auto& child : definition->children) {
-      if (child.kind) kinds.push_back(ToGvk(*child.kind));
+      if (child.kind) kinds.push_back(*child.kind);
     }
-    for (const auto& gvk : definition->additional_child_kinds) kinds.push_back(ToGvk(gvk));
+    for (const auto& gvk : definition->additional_child_kinds) kinds.push_back(gvk);
   }
   kinds.push_back(KartaGvk());
   std::sort(kinds.begin(), kinds.end());

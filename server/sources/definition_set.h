@@ -15,10 +15,10 @@ namespace wm::sources {
 
 // The root kinds of the definitions, their component kinds and their
 // additional child kinds: what the cache must watch.
-std::vector<kube::Gvk> KindsToWatch(const definitions::Registry& registry);
+std::vector<Gvk> KindsToWatch(const definitions::Registry& registry);
 
 // The Karta kind: cluster definitions are objects of run.ai/v1alpha1 Karta.
-kube::Gvk KartaGvk();
+Gvk KartaGvk();
 
 // The definitions in force: a fixed base (the built-in catalog and files)
 // overlaid with the Karta objects of a cluster. Each change of a Karta
@@ -32,7 +32,7 @@ class DefinitionSet {
   using BaseLoader = std::function<absl::Status(definitions::Registry&)>;
   // Told of each new registry, with the kinds it needs watched.
   using Listener = std::function<void(std::shared_ptr<const definitions::Registry>,
-                                      const std::vector<kube::Gvk>& kinds)>;
+                                      const std::vector<Gvk>& kinds)>;
 
   DefinitionSet(expressions::Engine& engine, BaseLoader base);
 

@@ -12,7 +12,6 @@
 namespace wm::rpc::internal {
 
 namespace v1 = workloadmap::v1;
-using kube::Gvk;
 using ::wm::index::Cluster;
 
 absl::Status CheckObjectMeta(const Json& object, const std::string& field) {
@@ -64,7 +63,7 @@ absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
   if (api_version.empty() || kind.empty()) {
     return absl::InvalidArgumentError(field + ": apiVersion and kind are required");
   }
-  return kube::GvkFromApiVersion(api_version, kind);
+  return GvkFromApiVersion(api_version, kind);
 }
 
 absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,

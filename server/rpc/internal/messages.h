@@ -35,7 +35,7 @@ absl::Status SerializeMessage(const Message& message, grpc::ByteBuffer* out) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<kube::Gvk> GvkOf(const Json& object, const std::string& field);
+absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field);
 
 template <typename Message>
 absl::Status JsonToMessage(const Json& json, const std::string& field, Message* out) {

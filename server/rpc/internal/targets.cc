@@ -11,7 +11,6 @@
 namespace wm::rpc::internal {
 
 namespace v1 = workloadmap::v1;
-using kube::Gvk;
 using ::wm::index::Cluster;
 using ::wm::index::WorkloadIndex;
 using ::wm::index::WorkloadView;

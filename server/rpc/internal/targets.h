@@ -24,7 +24,7 @@ std::string NamespaceOf(const workloadmap::v1::ObjectRef& ref);
 
 struct Target {
   index::Cluster* cluster = nullptr;
-  kube::Gvk gvk;
+  Gvk gvk;
   std::string key;
 };
 
@@ -40,7 +40,7 @@ absl::StatusOr<Target> TopOwnerOf(const Target& t);
 
 // The definition of a kind, or why there is none to use.
 absl::StatusOr<std::shared_ptr<const definitions::CompiledDefinition>> DefinitionFor(
-    const index::Cluster& cluster, const kube::Gvk& gvk);
+    const index::Cluster& cluster, const Gvk& gvk);
 
 // The view the index has published for a target, or null when it has none:
 // an object inside a workload (a JobSet's Job, a Job's pod), which the index
