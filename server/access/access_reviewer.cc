@@ -1,0 +1,117 @@
+#include "server/access/access_reviewer.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "server/access/token_reviewer.h"
+#include "server/common/json_path.h"
+#include "server/common/json_reader.h"
+#include "server/common/user_text.h"
+
+namespace wm::access {
+namespace {
+
+constexpr char kSubjectAccessReviewPath[] = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
+
+// Length-prefixed, so that no two different requests share a key.
+void AppendField(std::string& key, absl::string_view field) {
+  absl::StrAppend(&key, field.size(), ":", field, ";");
+}
+
+std::string CacheKey(const Identity& who, const ResourceAttributes& what) {
+  std::string key;
+  AppendField(key, who.user);
+  AppendField(key, who.uid);
+  std::vector<std::string> groups = who.groups;
+  std::sort(groups.begin(), groups.end());
+  AppendField(key, absl::StrCat(groups.size()));
+  for (const std::string& group : groups) AppendField(key, group);
+  AppendField(key, absl::StrCat(who.extra.size()));
+  for (const auto& [name, values] : who.extra) {
+    AppendField(key, name);
+    AppendField(key, absl::StrCat(values.size()));
+    for (const std::string& value : values) AppendField(key, value);
+  }
+  for (const std::string* field :
+       {&what.verb, &what.group, &what.resource, &what.namespace_, &what.name}) {
+    AppendField(key, *field);
+  }
+  return Sha256Hex(key);
+}
+
+}  // namespace
+
+std::string ResourceAttributes::Describe() const {
+  std::string out = absl::StrCat(verb, " ", resource, group.empty() ? "" : ".", group);
+  if (!name.empty()) absl::StrAppend(&out, " ", QuoteUserText(name));
+  absl::StrAppend(&out, namespace_.empty()
+                            ? " in every namespace"
+                            : absl::StrCat(" in namespace ", QuoteUserText(namespace_)));
+  return out;
+}
+
+AccessReviewer::AccessReviewer(const kube::ApiClient& client, Options options)
+    : client_(client),
+      options_(std::move(options)),
+      cache_(options_.cache_entries, options_.clock) {}
+
+std::optional<Decision> AccessReviewer::Cached(const Identity& who,
+                                               const ResourceAttributes& what) {
+  return cache_.Get(CacheKey(who, what));
+}
+
+absl::StatusOr<Decision> AccessReviewer::Review(const Identity& who,
+                                                const ResourceAttributes& what) {
+  std::string key = CacheKey(who, what);
+  if (std::optional<Decision> cached = cache_.Get(key)) return *std::move(cached);
+  absl::StatusOr<Decision> decision = Ask(who, what);
+  if (decision.ok()) {
+    cache_.Put(key, *decision, decision->allowed ? options_.allowed_ttl : options_.denied_ttl);
+  }
+  return decision;
+}
+
+absl::StatusOr<Decision> AccessReviewer::Ask(const Identity& who,
+                                             const ResourceAttributes& what) const {
+  Json attributes = {{"verb", what.verb}, {"group", what.group}, {"resource", what.resource}};
+  if (!what.namespace_.empty()) attributes["namespace"] = what.namespace_;
+  if (!what.name.empty()) attributes["name"] = what.name;
+  Json spec = {{"user", who.user}, {"groups", who.groups}, {"resourceAttributes", attributes}};
+  if (!who.uid.empty()) spec["uid"] = who.uid;
+  if (!who.extra.empty()) spec["extra"] = who.extra;
+  Json review = {
+      {"apiVersion", "authorization.k8s.io/v1"}, {"kind", "SubjectAccessReview"}, {"spec", spec}};
+  kube::HttpRequest request;
+  request.method = "POST";
+  request.path = kSubjectAccessReviewPath;
+  request.content_type = "application/json";
+  request.body = review.dump();
+  request.timeout = options_.request_timeout;
+  absl::StatusOr<kube::HttpResponse> response = client_.Do(request);
+  if (!response.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot review access: ", response.status().message()));
+  }
+  absl::StatusOr<Json> answer = ParseJson(response->body);
+  if (response->status != 201 && response->status != 200) {
+    std::string message = answer.ok() ? FindString(*answer, {"message"}) : "";
+    return absl::UnavailableError(absl::StrCat("cannot review access: the apiserver answered ",
+                                               response->status, message.empty() ? "" : ": ",
+                                               QuoteUserText(message)));
+  }
+  if (!answer.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot review access: the answer is not JSON: ", answer.status().message()));
+  }
+  Decision decision;
+  const Json* allowed = Find(*answer, {"status", "allowed"});
+  const Json* denied = Find(*answer, {"status", "denied"});
+  decision.allowed = allowed != nullptr && allowed->is_boolean() && allowed->get<bool>() &&
+                     !(denied != nullptr && denied->is_boolean() && denied->get<bool>());
+  decision.reason = FindString(*answer, {"status", "reason"});
+  return decision;
+}
+
+}  // namespace wm::access

@@ -1,0 +1,120 @@
+#include "server/access/authenticator.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/common/json.h"
+#include "server/kube/testing/scripted_server.h"
+
+namespace wm::access {
+namespace {
+
+using kube::testing::ScriptedServer;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// An apiserver that accepts the token "t" for user "bob".
+ScriptedServer::Handler AcceptsT() {
+  return [](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
+    Json review = Json::parse(r.body);
+    bool ok = review["spec"]["token"] == "t";
+    review["status"] =
+        ok ? Json{{"authenticated", true}, {"user", {{"username", "bob"}, {"groups", {"dev"}}}}}
+           : Json{{"authenticated", false}};
+    out.Head(201);
+    out.Write(review.dump());
+  };
+}
+
+kube::ClusterConnection To(const ScriptedServer& server) {
+  kube::ClusterConnection connection;
+  connection.server = server.url();
+  return connection;
+}
+
+TEST(AuthenticatorTest, AClientCertificateNamesUserAndGroupsAsTheApiserverDoes) {
+  Authenticator authenticator({.client_certificates = true, .tokens = nullptr});
+  CallerCredentials credentials;
+  credentials.certificate = CallerCredentials::Certificate{"kai-scheduler", {"schedulers", "ops"}};
+  absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
+  ASSERT_TRUE(identity.ok()) << identity.status();
+  EXPECT_EQ(identity->user, "kai-scheduler");
+  EXPECT_THAT(identity->groups, ElementsAre("schedulers", "ops", "system:authenticated"));
+  // Known without blocking.
+  std::optional<absl::StatusOr<Identity>> now =
+      authenticator.AuthenticateWithoutBlocking(credentials);
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(**now, *identity);
+}
+
+TEST(AuthenticatorTest, NoCredentialsAreUnauthenticatedSayingWhatToSend) {
+  Authenticator certificates_only({.client_certificates = true, .tokens = nullptr});
+  absl::StatusOr<Identity> identity = certificates_only.Authenticate({});
+  EXPECT_TRUE(absl::IsUnauthenticated(identity.status()));
+  EXPECT_THAT(identity.status().message(), HasSubstr("client certificates only"));
+
+  CallerCredentials token_only;
+  token_only.bearer_token = "t";
+  identity = certificates_only.Authenticate(token_only);
+  EXPECT_TRUE(absl::IsUnauthenticated(identity.status()));
+  EXPECT_THAT(identity.status().message(), HasSubstr("bearer tokens are not accepted here"));
+
+  // With certificates off, a certificate does not name the caller.
+  Authenticator no_certificates({.client_certificates = false, .tokens = nullptr});
+  CallerCredentials certificate;
+  certificate.certificate = CallerCredentials::Certificate{"kai-scheduler", {}};
+  EXPECT_TRUE(absl::IsUnauthenticated(no_certificates.Authenticate(certificate).status()));
+}
+
+TEST(AuthenticatorTest, ATokenIsReviewedOnceThenKnownWithoutBlocking) {
+  ScriptedServer apiserver(AcceptsT());
+  kube::ApiClient client(To(apiserver));
+  TokenReviewer tokens(client, {});
+  Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
+  CallerCredentials credentials;
+  credentials.bearer_token = "t";
+  EXPECT_EQ(authenticator.AuthenticateWithoutBlocking(credentials), std::nullopt);
+  absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
+  ASSERT_TRUE(identity.ok()) << identity.status();
+  EXPECT_EQ(identity->user, "bob");
+  EXPECT_THAT(identity->groups, ElementsAre("dev", "system:authenticated"));
+  std::optional<absl::StatusOr<Identity>> cached =
+      authenticator.AuthenticateWithoutBlocking(credentials);
+  ASSERT_TRUE(cached.has_value());
+  EXPECT_EQ(**cached, *identity);
+  EXPECT_EQ(apiserver.requests().size(), 1u);
+
+  credentials.bearer_token = "other";
+  EXPECT_TRUE(absl::IsUnauthenticated(authenticator.Authenticate(credentials).status()));
+  cached = authenticator.AuthenticateWithoutBlocking(credentials);
+  ASSERT_TRUE(cached.has_value());  // the rejection is remembered too
+  EXPECT_TRUE(absl::IsUnauthenticated(cached->status()));
+}
+
+TEST(AuthenticatorTest, ACertificateWinsOverAToken) {
+  ScriptedServer apiserver(AcceptsT());
+  kube::ApiClient client(To(apiserver));
+  TokenReviewer tokens(client, {});
+  Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
+  CallerCredentials both;
+  both.bearer_token = "t";
+  both.certificate = CallerCredentials::Certificate{"carol", {}};
+  EXPECT_EQ(authenticator.Authenticate(both)->user, "carol");
+  EXPECT_TRUE(apiserver.requests().empty());
+}
+
+TEST(ParseBearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
+  EXPECT_EQ(ParseBearerToken("Bearer abc.def-ghi").value(), "abc.def-ghi");
+  EXPECT_EQ(ParseBearerToken("bearer   abc").value(), "abc");
+  EXPECT_EQ(ParseBearerToken(" BEARER abc ").value(), "abc");
+  for (const char* bad : {"", "Bearer", "Bearer ", "Basic YWxpY2U6cGFzcw==", "Bearer a b",
+                          "Bearer a\x01", "Token abc"}) {
+    absl::StatusOr<std::string> token = ParseBearerToken(bad);
+    EXPECT_TRUE(absl::IsInvalidArgument(token.status())) << bad;
+    EXPECT_THAT(token.status().message(), ::testing::Not(HasSubstr("YWxp"))) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace wm::access

@@ -1,0 +1,118 @@
+#include "server/access/token_reviewer.h"
+
+#include <openssl/evp.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/common/json_path.h"
+#include "server/common/json_reader.h"
+#include "server/common/user_text.h"
+
+namespace wm::access {
+namespace {
+
+constexpr char kTokenReviewPath[] = "/apis/authentication.k8s.io/v1/tokenreviews";
+
+std::vector<std::string> Strings(const Json* array) {
+  std::vector<std::string> out;
+  if (array == nullptr || !array->is_array()) return out;
+  for (const Json& item : *array) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Sha256Hex(absl::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
+}
+
+TokenReviewer::TokenReviewer(const kube::ApiClient& client, Options options)
+    : client_(client),
+      options_(std::move(options)),
+      cache_(options_.cache_entries, options_.clock) {}
+
+std::optional<absl::StatusOr<Identity>> TokenReviewer::Cached(absl::string_view token) {
+  return cache_.Get(Sha256Hex(token));
+}
+
+absl::StatusOr<Identity> TokenReviewer::Review(absl::string_view token) {
+  std::string key = Sha256Hex(token);
+  if (std::optional<absl::StatusOr<Identity>> cached = cache_.Get(key)) return *std::move(cached);
+  absl::StatusOr<Identity> answer = Ask(token);
+  if (answer.ok()) {
+    cache_.Put(key, answer, options_.valid_ttl);
+  } else if (absl::IsUnauthenticated(answer.status())) {
+    cache_.Put(key, answer, options_.invalid_ttl);
+  }
+  return answer;
+}
+
+absl::StatusOr<Identity> TokenReviewer::Ask(absl::string_view token) const {
+  Json review = {{"apiVersion", "authentication.k8s.io/v1"},
+                 {"kind", "TokenReview"},
+                 {"spec", {{"token", std::string(token)}}}};
+  if (!options_.audiences.empty()) review["spec"]["audiences"] = options_.audiences;
+  kube::HttpRequest request;
+  request.method = "POST";
+  request.path = kTokenReviewPath;
+  request.content_type = "application/json";
+  request.body = review.dump();
+  request.timeout = options_.request_timeout;
+  absl::StatusOr<kube::HttpResponse> response = client_.Do(request);
+  if (!response.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot review the token: ", response.status().message()));
+  }
+  absl::StatusOr<Json> answer = ParseJson(response->body);
+  if (response->status != 201 && response->status != 200) {
+    std::string message = answer.ok() ? FindString(*answer, {"message"}) : "";
+    return absl::UnavailableError(absl::StrCat("cannot review the token: the apiserver answered ",
+                                               response->status, message.empty() ? "" : ": ",
+                                               QuoteUserText(message)));
+  }
+  if (!answer.ok()) {
+    return absl::UnavailableError(absl::StrCat("cannot review the token: the answer is not JSON: ",
+                                               answer.status().message()));
+  }
+  const Json* status = Find(*answer, {"status"});
+  const Json* authenticated = status ? Find(*status, {"authenticated"}) : nullptr;
+  if (authenticated == nullptr || !authenticated->is_boolean() || !authenticated->get<bool>()) {
+    std::string why = status ? FindString(*status, {"error"}) : "";
+    return absl::UnauthenticatedError(
+        absl::StrCat("the bearer token was rejected", why.empty() ? "" : ": ", QuoteUserText(why)));
+  }
+  if (!options_.audiences.empty()) {
+    std::vector<std::string> granted = Strings(Find(*status, {"audiences"}));
+    bool any = std::any_of(granted.begin(), granted.end(), [&](const std::string& audience) {
+      return std::find(options_.audiences.begin(), options_.audiences.end(), audience) !=
+             options_.audiences.end();
+    });
+    if (!any) {
+      return absl::UnauthenticatedError(
+          absl::StrCat("the bearer token is not for this service (audiences ",
+                       absl::StrJoin(options_.audiences, ", "), ")"));
+    }
+  }
+  Identity identity;
+  identity.user = FindString(*status, {"user", "username"});
+  identity.uid = FindString(*status, {"user", "uid"});
+  identity.groups = Strings(Find(*status, {"user", "groups"}));
+  if (const Json* extra = Find(*status, {"user", "extra"}); extra && extra->is_object()) {
+    for (const auto& [key, values] : extra->items()) identity.extra[key] = Strings(&values);
+  }
+  if (identity.user.empty()) {
+    return absl::UnauthenticatedError("the bearer token was accepted for no user name");
+  }
+  return identity;
+}
+
+}  // namespace wm::access
