@@ -444,6 +444,45 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
   Seed("delete-demo.sh --namespace " + ns);
 }
 
+// --authentication=kubernetes: a caller is served with a ServiceAccount
+// token the apiserver accepts for the daemon's audience, and refused
+// without one or with one minted for another audience. Health stays open.
+TEST(DaemonTest, AuthenticatesCallersWithTheClustersTokens) {
+  Testbed& tb = Testbed::Get();
+  std::string ns = NewDemo("authn");
+  ASSERT_TRUE(tb.CreateServiceAccount(ns, "scheduler").ok());
+  absl::StatusOr<std::string> ours = tb.ServiceAccountToken(ns, "scheduler", "workloadmap");
+  absl::StatusOr<std::string> foreign = tb.ServiceAccountToken(ns, "scheduler", "vault");
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_TRUE(foreign.ok()) << foreign.status();
+  DaemonProcess daemon({"--kubeconfig", tb.kubeconfig(), "--authentication=kubernetes",
+                        "--token-audiences=workloadmap"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();  // health answered without a token
+  EXPECT_THAT(daemon.Log(), HasSubstr("callers are authenticated"));
+
+  auto resolve = [&](const std::string& authorization) {
+    auto context = Context();
+    if (!authorization.empty()) context->AddMetadata("authorization", authorization);
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = JobSetRef(ns);
+    v1::ResolveWorkloadResponse response;
+    grpc::Status status = daemon.stub().ResolveWorkload(context.get(), request, &response);
+    if (status.ok()) EXPECT_EQ(response.workload().ref().name(), "demo");
+    return status;
+  };
+  EXPECT_TRUE(Eventually([&] { return resolve("Bearer " + *ours).ok(); }, kWait))
+      << resolve("Bearer " + *ours).error_message();
+  grpc::Status none = resolve("");
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED) << none.error_message();
+  grpc::Status wrong_audience = resolve("Bearer " + *foreign);
+  EXPECT_EQ(wrong_audience.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_THAT(wrong_audience.error_message(), HasSubstr("rejected"));
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+  // The shared daemon runs with authentication off, and says so.
+  EXPECT_THAT(Daemon().Log(), HasSubstr("authentication is off"));
+  Seed("delete-demo.sh --namespace " + ns);
+}
+
 TEST(DaemonTest, ServesSeveralClustersByContext) {
   Testbed& tb = Testbed::Get();
   std::string ns = NewDemo("multi");

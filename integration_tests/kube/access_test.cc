@@ -21,37 +21,19 @@ using wm::testing::Testbed;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
 
-void CreateServiceAccount(const Testbed& tb, const std::string& ns, const std::string& name) {
-  absl::StatusOr<Json> created =
-      tb.Call("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts",
-              {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}}}});
-  ASSERT_TRUE(created.ok()) << created.status();
-}
-
-// A token of ServiceAccount ns/name for `audience`, as the kubelet projects one.
-std::string TokenFor(const Testbed& tb, const std::string& ns, const std::string& name,
-                     const std::string& audience) {
-  absl::StatusOr<Json> request =
-      tb.Call("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/" + name + "/token",
-              {{"apiVersion", "authentication.k8s.io/v1"},
-               {"kind", "TokenRequest"},
-               {"spec", {{"audiences", {audience}}, {"expirationSeconds", 600}}}});
-  EXPECT_TRUE(request.ok()) << request.status();
-  return request.ok() ? (*request)["status"]["token"].get<std::string>() : "";
-}
-
 TEST(AccessIntegrationTest, ServiceAccountTokensAreReviewedByTheApiserver) {
   Testbed& tb = Testbed::Get();
   std::string ns = tb.NewNamespace("access-authn");
-  CreateServiceAccount(tb, ns, "reader");
-  std::string ours = TokenFor(tb, ns, "reader", "workloadmap");
-  std::string foreign = TokenFor(tb, ns, "reader", "vault");
-  ASSERT_FALSE(ours.empty());
+  ASSERT_TRUE(tb.CreateServiceAccount(ns, "reader").ok());
+  absl::StatusOr<std::string> ours = tb.ServiceAccountToken(ns, "reader", "workloadmap");
+  absl::StatusOr<std::string> foreign = tb.ServiceAccountToken(ns, "reader", "vault");
+  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_TRUE(foreign.ok()) << foreign.status();
 
   TokenReviewer tokens(tb.admin(), {.audiences = {"workloadmap"}, .valid_ttl = absl::Seconds(1)});
   Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
   CallerCredentials credentials;
-  credentials.bearer_token = ours;
+  credentials.bearer_token = *ours;
   absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
   ASSERT_TRUE(identity.ok()) << identity.status();
   EXPECT_EQ(identity->user, "system:serviceaccount:" + ns + ":reader");
@@ -60,7 +42,7 @@ TEST(AccessIntegrationTest, ServiceAccountTokensAreReviewedByTheApiserver) {
   EXPECT_THAT(identity->groups, Contains("system:authenticated"));
 
   // A token minted for another audience, and one that is no token at all.
-  credentials.bearer_token = foreign;
+  credentials.bearer_token = *foreign;
   EXPECT_TRUE(absl::IsUnauthenticated(authenticator.Authenticate(credentials).status()));
   credentials.bearer_token = "not-a-token";
   absl::StatusOr<Identity> rejected = authenticator.Authenticate(credentials);
@@ -70,7 +52,7 @@ TEST(AccessIntegrationTest, ServiceAccountTokensAreReviewedByTheApiserver) {
   // Deleting the ServiceAccount revokes its tokens, seen once the cached
   // answer has expired.
   ASSERT_TRUE(tb.Call("DELETE", "/api/v1/namespaces/" + ns + "/serviceaccounts/reader").ok());
-  credentials.bearer_token = ours;
+  credentials.bearer_token = *ours;
   EXPECT_TRUE(Eventually(
       [&] { return absl::IsUnauthenticated(authenticator.Authenticate(credentials).status()); },
       kWait));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
+#include "server/common/json_path.h"
 #include "server/kube/auth/kubeconfig.h"
 
 namespace wm::testing {
@@ -98,6 +99,28 @@ std::string Testbed::NewNamespace(const std::string& prefix) const {
            Json{{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", name}}}});
   EXPECT_TRUE(created.ok()) << created.status();
   return name;
+}
+
+absl::Status Testbed::CreateServiceAccount(const std::string& ns, const std::string& name) const {
+  return Call("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts",
+              {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}}}})
+      .status();
+}
+
+absl::StatusOr<std::string> Testbed::ServiceAccountToken(const std::string& ns,
+                                                         const std::string& name,
+                                                         const std::string& audience) const {
+  absl::StatusOr<Json> request =
+      Call("POST", "/api/v1/namespaces/" + ns + "/serviceaccounts/" + name + "/token",
+           {{"apiVersion", "authentication.k8s.io/v1"},
+            {"kind", "TokenRequest"},
+            {"spec", {{"audiences", {audience}}, {"expirationSeconds", 600}}}});
+  if (!request.ok()) return request.status();
+  const Json* token = Find(*request, {"status", "token"});
+  if (token == nullptr || !token->is_string()) {
+    return absl::InternalError("TokenRequest answered without status.token");
+  }
+  return token->get<std::string>();
 }
 
 }  // namespace wm::testing

@@ -37,6 +37,13 @@ class Testbed {
                             const std::string& content_type = "application/json") const;
   // Creates a namespace with a unique name for one test.
   std::string NewNamespace(const std::string& prefix) const;
+  // Creates ServiceAccount `name` in `ns` (the testbed runs no controller
+  // that would).
+  absl::Status CreateServiceAccount(const std::string& ns, const std::string& name) const;
+  // A 10-minute token of ServiceAccount ns/name for `audience`, from the
+  // TokenRequest API, as the kubelet projects one into a pod.
+  absl::StatusOr<std::string> ServiceAccountToken(const std::string& ns, const std::string& name,
+                                                  const std::string& audience) const;
 
  private:
   Testbed();

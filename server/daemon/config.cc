@@ -291,7 +291,7 @@ std::string ShowList(const Config& c) {
 }
 
 constexpr absl::string_view kGroups[] = {"General", "Serving", "Cluster", "Definitions",
-                                         "TLS",     "Limits",  "Logging"};
+                                         "TLS",     "Access",  "Limits",  "Logging"};
 
 constexpr Option kOptions[] = {
     {"config", "WM_CONFIG", "", "General", "FILE", Kind::kValue, false,
@@ -390,6 +390,30 @@ constexpr Option kOptions[] = {
      [](Config& c, absl::string_view v) { return ParseBool(v, &c.tls.require_client_cert); },
      nullptr,
      [](const Config& c) -> std::string { return c.tls.require_client_cert ? "true" : "false"; }},
+
+    {"authentication", "WM_AUTHENTICATION", "authentication.mode", "Access", "MODE", Kind::kValue,
+     false,
+     "Who may call: none (anyone who can connect; for local use) or kubernetes (a bearer "
+     "token the cluster accepts through TokenReview, or a client certificate verified by "
+     "--tls-client-ca).",
+     [](Config& c, absl::string_view v) -> absl::Status {
+       if (v != "none" && v != "kubernetes") {
+         return absl::InvalidArgumentError("neither none nor kubernetes");
+       }
+       c.authentication = std::string(v);
+       return absl::OkStatus();
+     },
+     nullptr, [](const Config& c) { return c.authentication; }},
+    {"token-audiences", "WM_TOKEN_AUDIENCES", "authentication.audiences", "Access", "AUDIENCE",
+     Kind::kList, false,
+     "An audience bearer tokens must be valid for (repeatable); default: the apiserver's.",
+     &AppendItem<&Config::token_audiences, &CheckNotEmpty>, &ListOf<&Config::token_audiences>,
+     &ShowList<&Config::token_audiences>},
+    {"authentication-cache-ttl", "WM_AUTHENTICATION_CACHE_TTL", "authentication.cache-ttl",
+     "Access", "DURATION", Kind::kValue, false,
+     "How long an accepted token is trusted before the apiserver is asked again.",
+     &SetDuration<&Config::authentication_cache_ttl, false>, nullptr,
+     &ShowDuration<&Config::authentication_cache_ttl>},
 
     {"keepalive-min-ping-interval", "WM_KEEPALIVE_MIN_PING_INTERVAL", "keepalive-min-ping-interval",
      "Limits", "DURATION", Kind::kValue, false,
@@ -711,6 +735,10 @@ absl::Status CheckCombination(const Config& c) {
                      " gives each of --jq-workers ", c.jq_workers, " ",
                      (c.jq_memory_limit_bytes / c.jq_workers) >> 20, " MiB, less than the ",
                      expressions::kMinJqWorkerMemoryBytes >> 20, " MiB a jq worker needs"));
+  }
+  if (c.authentication == "kubernetes" && !c.snapshot.empty()) {
+    return absl::InvalidArgumentError(
+        "--authentication=kubernetes needs a cluster to review tokens; --snapshot has none");
   }
   std::vector<absl::string_view> cluster;
   if (!c.kubeconfig.empty()) cluster.push_back("--kubeconfig");

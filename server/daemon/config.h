@@ -65,6 +65,17 @@ struct Config {
   // --tls-cert, --tls-key, --tls-client-ca, --tls-require-client-cert;
   // WM_TLS_*; file key `tls: {cert, key, client-ca, require-client-cert}`.
   TlsConfig tls;
+  // --authentication, WM_AUTHENTICATION: "none" (every caller is served, as
+  // before; the daemon says so at start) or "kubernetes" (a caller presents
+  // a bearer token the cluster's apiserver accepts through TokenReview, or a
+  // client certificate verified by --tls-client-ca). Needs a cluster.
+  std::string authentication = "none";
+  // --token-audiences, WM_TOKEN_AUDIENCES: audiences a bearer token must be
+  // valid for; empty: the apiserver's own.
+  std::vector<std::string> token_audiences;
+  // --authentication-cache-ttl (> 0): how long an accepted token is trusted
+  // without asking the apiserver again (rejected ones: 10 s).
+  absl::Duration authentication_cache_ttl = absl::Minutes(2);
   // --keepalive-min-ping-interval (> 0): clients pinging more often are
   // disconnected.
   absl::Duration keepalive_min_ping_interval = absl::Seconds(10);

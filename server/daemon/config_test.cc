@@ -727,6 +727,23 @@ TEST(ConfigFileTest, BadValuesNameTheKey) {
   }
 }
 
+TEST(ConfigTest, AuthenticationModesAudiencesAndTtl) {
+  absl::StatusOr<ParseResult> result =
+      Parse({"--authentication=kubernetes", "--token-audiences=a", "--token-audiences=b",
+             "--authentication-cache-ttl=30s"});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->config.authentication, "kubernetes");
+  EXPECT_THAT(result->config.token_audiences, ::testing::ElementsAre("a", "b"));
+  EXPECT_EQ(result->config.authentication_cache_ttl, absl::Seconds(30));
+  result = Parse({});
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->config.authentication, "none");
+  EXPECT_EQ(ParseError({"--authentication=basic"}),
+            "invalid value \"basic\" for --authentication: neither none nor kubernetes");
+  EXPECT_EQ(ParseError({"--authentication=kubernetes", "--snapshot=/s"}),
+            "--authentication=kubernetes needs a cluster to review tokens; --snapshot has none");
+}
+
 TEST(ConfigFileTest, MissingFileIsNotFound) {
   std::string path = ::testing::TempDir() + "/wm_config_does_not_exist.yaml";
   absl::StatusOr<ParseResult> result = Parse({"--config", path});
@@ -753,6 +770,9 @@ const std::vector<std::string> kFlags = {
     "tls-key",
     "tls-client-ca",
     "tls-require-client-cert",
+    "authentication",
+    "token-audiences",
+    "authentication-cache-ttl",
     "keepalive-min-ping-interval",
     "shutdown-grace",
     "max-message-bytes",
@@ -785,7 +805,7 @@ TEST(UsageTest, MentionsEveryFlagItsEnvVarAndEveryGroup) {
   }
   EXPECT_THAT(usage, HasSubstr("\n  --help, -h\n"));
   for (const char* group :
-       {"General", "Serving", "Cluster", "Definitions", "TLS", "Limits", "Logging"}) {
+       {"General", "Serving", "Cluster", "Definitions", "TLS", "Access", "Limits", "Logging"}) {
     EXPECT_THAT(usage, HasSubstr(absl::StrCat("\n", group, ":\n"))) << group;
   }
   EXPECT_THAT(usage, HasSubstr("default 127.0.0.1:50051"));

@@ -28,6 +28,8 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/access/authenticator.h"
+#include "server/access/token_reviewer.h"
 #include "server/common/cpus.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
@@ -220,6 +222,32 @@ class Daemon {
     return absl::OkStatus();
   }
 
+  // The authenticator of --authentication=kubernetes, null for none (said
+  // loudly: anyone who can connect is served). Tokens are reviewed by the
+  // first cluster's apiserver, the one whose ServiceAccounts the callers
+  // (schedulers, platforms) run as.
+  const access::Authenticator* StartAuthentication() {
+    if (config_.authentication != "kubernetes") {
+      Log(LogLevel::kWarn,
+          "authentication is off: anyone who can connect reads every workload and may apply "
+          "mutations; use --authentication=kubernetes wherever others share the network",
+          {{"authentication", config_.authentication}});
+      return nullptr;
+    }
+    access::TokenReviewer::Options token_options;
+    token_options.audiences = config_.token_audiences;
+    token_options.valid_ttl = config_.authentication_cache_ttl;
+    tokens_ = std::make_unique<access::TokenReviewer>(live_.front()->client(), token_options);
+    authenticator_ = std::make_unique<access::Authenticator>(access::Authenticator::Options{
+        .client_certificates = !config_.tls.client_ca_file.empty(), .tokens = tokens_.get()});
+    Log(LogLevel::kInfo, "callers are authenticated",
+        {{"authentication", "kubernetes"},
+         {"token_reviews_by", live_.front()->name()},
+         {"audiences", absl::StrJoin(config_.token_audiences, ",")},
+         {"client_certificates", config_.tls.client_ca_file.empty() ? "no" : "yes"}});
+    return authenticator_.get();
+  }
+
   absl::Status StartServer() {
     grpc::EnableDefaultHealthCheckService(true);
     grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -232,6 +260,7 @@ class Daemon {
     options.watch_queue_size = config_.watch_queue_size;
     options.default_deadline = config_.default_deadline;
     options.max_inline_objects = config_.max_inline_objects;
+    options.authenticator = StartAuthentication();
     service_ = std::make_unique<rpc::WorkloadMapService>(
         *index_, *engine_, options,
         [this](const char* method, grpc::StatusCode code, absl::Duration latency) {
@@ -465,6 +494,8 @@ class Daemon {
   std::unique_ptr<index::WorkloadIndex> index_;
   std::vector<std::unique_ptr<index::LiveCluster>> live_;
   std::unique_ptr<index::SnapshotCluster> snapshot_;
+  std::unique_ptr<access::TokenReviewer> tokens_;
+  std::unique_ptr<access::Authenticator> authenticator_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   observability::Registry metrics_;

@@ -44,6 +44,9 @@ class LiveCluster final : public Cluster {
                                     const std::string& name, const Json& patch) override;
 
   std::vector<kube::KindStatus> Status() const { return cache_.Status(); }
+  // The client of this cluster's apiserver, for what asks it on a caller's
+  // behalf (TokenReview, SubjectAccessReview).
+  const kube::ApiClient& client() const { return client_; }
   const kube::ClusterCache& cache() const { return cache_; }
 
  private:

@@ -21,11 +21,22 @@ using internal::TopOwnerOf;
 using ::wm::index::CopyTrimmed;
 using ::wm::index::WorkloadView;
 
+namespace {
+constexpr char kMethod[] = "ResolveWorkload";
+}  // namespace
+
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* request_bytes,
                                                               grpc::ByteBuffer* response_bytes) {
-  const char* kMethod = "ResolveWorkload";
-  const UnaryCall call{context, nullptr};
+  return Authenticated({context, context->DefaultReactor(), nullptr, nullptr}, kMethod,
+                       [this, request_bytes, response_bytes](const UnaryCall& call) {
+                         return ServeResolveWorkload(call, request_bytes, response_bytes);
+                       });
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
+    const UnaryCall& call, const grpc::ByteBuffer* request_bytes,
+    grpc::ByteBuffer* response_bytes) {
   auto request = std::make_shared<v1::ResolveWorkloadRequest>();
   if (absl::Status parsed = ParseRequest(*request_bytes, request.get()); !parsed.ok()) {
     return RunHere(call, kMethod, [&] { return parsed; });

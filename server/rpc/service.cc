@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "server/rpc/caller_credentials.h"
 #include "server/rpc/internal/messages.h"
 #include "server/rpc/request_parsing.h"
 
@@ -28,38 +29,60 @@ WorkloadMapService::WorkloadMapService(WorkloadIndex& index, expressions::Engine
       observer_(std::move(observer)),
       pool_(options.pool_threads, options.pool_nice) {}
 
-void WorkloadMapService::Finish(const UnaryCall& call, grpc::ServerUnaryReactor* reactor,
-                                const char* method, absl::Time start, absl::Status status) {
+void WorkloadMapService::Finish(const UnaryCall& call, const char* method, absl::Time start,
+                                absl::Status status) {
   if (status.ok() && call.serialize_response) status = call.serialize_response();
   grpc::Status grpc_status = ToGrpcStatus(status);
   if (observer_) observer_(method, grpc_status.error_code(), absl::Now() - start);
-  reactor->Finish(grpc_status);
+  call.reactor->Finish(grpc_status);
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::Authenticated(
+    UnaryCall call, const char* method,
+    std::function<grpc::ServerUnaryReactor*(const UnaryCall&)> serve) {
+  const access::Authenticator* authenticator = options_.authenticator;
+  if (authenticator == nullptr) return serve(call);
+  absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*call.context);
+  if (!credentials.ok()) return RunHere(call, method, [&] { return credentials.status(); });
+  if (std::optional<absl::StatusOr<access::Identity>> known =
+          authenticator->AuthenticateWithoutBlocking(*credentials)) {
+    if (!known->ok()) return RunHere(call, method, [&] { return known->status(); });
+    call.caller = std::make_shared<const access::Identity>(**std::move(known));
+    return serve(call);
+  }
+  absl::Time start = absl::Now();
+  pool_.Post([this, call, method, start, authenticator, credentials = *std::move(credentials),
+              serve = std::move(serve)]() mutable {
+    absl::StatusOr<access::Identity> identity = authenticator->Authenticate(credentials);
+    if (!identity.ok()) return Finish(call, method, start, identity.status());
+    call.caller = std::make_shared<const access::Identity>(*std::move(identity));
+    serve(call);
+  });
+  return call.reactor;
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::Offload(const UnaryCall& call, const char* method,
                                                       std::function<absl::Status()> work) {
-  grpc::ServerUnaryReactor* reactor = call.context->DefaultReactor();
   absl::Time start = absl::Now();
-  pool_.Post([this, call, reactor, method, start, work = std::move(work)] {
+  pool_.Post([this, call, method, start, work = std::move(work)] {
     if (call.context->IsCancelled()) {
-      Finish(call, reactor, method, start, absl::CancelledError("the call was cancelled"));
+      Finish(call, method, start, absl::CancelledError("the call was cancelled"));
     } else if (std::chrono::system_clock::now() > call.context->deadline() ||
                absl::Now() - start > options_.default_deadline) {
-      Finish(call, reactor, method, start,
+      Finish(call, method, start,
              absl::DeadlineExceededError("the deadline passed before the work started"));
     } else {
-      Finish(call, reactor, method, start, work());
+      Finish(call, method, start, work());
     }
   });
-  return reactor;
+  return call.reactor;
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::RunHere(const UnaryCall& call, const char* method,
                                                       absl::FunctionRef<absl::Status()> work) {
-  grpc::ServerUnaryReactor* reactor = call.context->DefaultReactor();
   absl::Time start = absl::Now();
-  Finish(call, reactor, method, start, work());
-  return reactor;
+  Finish(call, method, start, work());
+  return call.reactor;
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(
@@ -86,13 +109,18 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeParsed(
     grpc::ServerUnaryReactor* (WorkloadMapService::*serve)(const UnaryCall&, const Request*,
                                                            Response*)) {
   auto messages = std::make_shared<std::pair<Request, Response>>();
-  const UnaryCall call{context, [messages, response_bytes] {
-                         return SerializeMessage(messages->second, response_bytes);
-                       }};
-  if (absl::Status parsed = ParseRequest(*request_bytes, &messages->first); !parsed.ok()) {
-    return RunHere(call, method, [&] { return parsed; });
-  }
-  return (this->*serve)(call, &messages->first, &messages->second);
+  UnaryCall call{
+      context, context->DefaultReactor(),
+      [messages, response_bytes] { return SerializeMessage(messages->second, response_bytes); },
+      nullptr};
+  return Authenticated(std::move(call), method,
+                       [this, method, messages, request_bytes, serve](const UnaryCall& call) {
+                         if (absl::Status parsed = ParseRequest(*request_bytes, &messages->first);
+                             !parsed.ok()) {
+                           return RunHere(call, method, [&] { return parsed; });
+                         }
+                         return (this->*serve)(call, &messages->first, &messages->second);
+                       });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::ListWorkloads(grpc::CallbackServerContext* context,

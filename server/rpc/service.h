@@ -7,6 +7,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
+#include "server/access/authenticator.h"
+#include "server/access/identity.h"
 #include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
 #include "server/index/workload_index.h"
@@ -60,6 +62,10 @@ class WorkloadMapService final
     // Work queued for the pool gives up after this long when the call
     // carries no deadline of its own.
     absl::Duration default_deadline = absl::Seconds(30);
+    // Names the caller of every call before it is served (outlives the
+    // service); a call it does not authenticate gets UNAUTHENTICATED. Null:
+    // calls are not authenticated (--authentication=none).
+    const access::Authenticator* authenticator = nullptr;
   };
   // Told of every finished call: method name, code, latency.
   using Observer = std::function<void(const char* method, grpc::StatusCode, absl::Duration)>;
@@ -101,14 +107,28 @@ class WorkloadMapService final
  private:
   class WatchReactor;
 
-  // A unary call being served: its context and, for a method written over
-  // typed messages, what serializes its response into the bytes sent (it
-  // owns both messages, which so live until the call is finished). Empty
-  // for ResolveWorkload, which writes its bytes itself.
+  // A unary call being served: its context and reactor (made once per
+  // call), and, for a method written over typed messages, what serializes
+  // its response into the bytes sent (it owns both messages, which so live
+  // until the call is finished; empty for ResolveWorkload, which writes its
+  // bytes itself). `caller` is who authenticated, null when calls are not
+  // authenticated.
   struct UnaryCall {
     grpc::CallbackServerContext* context;
+    grpc::ServerUnaryReactor* reactor;
     std::function<absl::Status()> serialize_response;
+    std::shared_ptr<const access::Identity> caller;
   };
+  // Serves `call` with `serve` once its caller is authenticated: at once when
+  // that needs no apiserver call (a certificate, a token reviewed lately),
+  // else on the pool after the TokenReview. An unauthenticated call is
+  // finished with UNAUTHENTICATED and never served.
+  grpc::ServerUnaryReactor* Authenticated(
+      UnaryCall call, const char* method,
+      std::function<grpc::ServerUnaryReactor*(const UnaryCall&)> serve);
+  grpc::ServerUnaryReactor* ServeResolveWorkload(const UnaryCall& call,
+                                                 const grpc::ByteBuffer* request_bytes,
+                                                 grpc::ByteBuffer* response_bytes);
   // Parses the request of a method written over typed messages and serves
   // it with `serve`; bytes that are not a Request are refused saying why.
   template <typename Request, typename Response>
@@ -134,8 +154,7 @@ class WorkloadMapService final
 
   // Finishes a unary call with `status` (its response serialized first when
   // it is OK) and reports it to the observer.
-  void Finish(const UnaryCall& call, grpc::ServerUnaryReactor* reactor, const char* method,
-              absl::Time start, absl::Status status);
+  void Finish(const UnaryCall& call, const char* method, absl::Time start, absl::Status status);
   // Runs `work` on the pool unless the call is already cancelled or past
   // its deadline.
   grpc::ServerUnaryReactor* Offload(const UnaryCall& call, const char* method,

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "grpcpp/support/byte_buffer.h"
+#include "server/rpc/caller_credentials.h"
 #include "server/rpc/internal/list_filter.h"
 #include "server/rpc/internal/messages.h"
 #include "server/rpc/request_parsing.h"
@@ -27,50 +28,35 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
   WatchReactor(WorkloadMapService& service, grpc::CallbackServerContext* context,
                const grpc::ByteBuffer& request_bytes)
       : service_(service), context_(context) {
-    v1::WatchWorkloadsRequest request;
-    if (absl::Status parsed = ParseRequest(request_bytes, &request); !parsed.ok()) {
-      finished_ = true;
-      Finish(ToGrpcStatus(parsed));
+    const access::Authenticator* authenticator = service.options_.authenticator;
+    if (authenticator == nullptr) {
+      Begin(request_bytes);
       return;
     }
-    include_pods_ = request.include_pods();
-    if (!service.ready_) {
-      finished_ = true;
-      Finish(ToGrpcStatus(NotReadyError()));
+    absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*context);
+    if (!credentials.ok()) {
+      FinishNow(credentials.status());
       return;
     }
-    auto filter = MakeFilter(service.index_, service.kind_names_, request.cluster(),
-                             request.namespace_(), request.kinds(), {}, request.label_selector());
-    if (!filter.ok()) {
-      finished_ = true;
-      Finish(ToGrpcStatus(filter.status()));
-      return;
-    }
-    filter_ = *std::move(filter);
-    std::unique_lock lock(mu_);
-    auto subscription = service.index_.Subscribe(
-        [this](const WorkloadEvent& event) { OnEvent(event); }, request.resume_revision());
-    if (!subscription.ok()) {
-      finished_ = true;
-      Finish(ToGrpcStatus(subscription.status()));
-      return;
-    }
-    subscription_ = subscription->id;
-    for (const auto& view : subscription->views) {
-      if (filter_.Matches(service.index_, service.kind_names_, *view)) {
-        queue_.push_back(Event(v1::WorkloadEvent::ADDED, view->revision, *view));
+    if (std::optional<absl::StatusOr<access::Identity>> known =
+            authenticator->AuthenticateWithoutBlocking(*credentials)) {
+      if (!known->ok()) {
+        FinishNow(known->status());
+        return;
       }
+      Begin(request_bytes);
+      return;
     }
-    for (const WorkloadEvent& event : subscription->backlog) {
-      if (filter_.Matches(service.index_, service.kind_names_, *event.view)) {
-        queue_.push_back(Event(event.type, event.revision, *event.view));
-      }
-    }
-    v1::WorkloadEvent synced;
-    synced.set_type(v1::WorkloadEvent::SYNCED);
-    synced.set_revision(subscription->revision);
-    queue_.push_back(std::move(synced));
-    WriteNextLocked();
+    // The token needs a review: on the pool. Until Begin is done, a cancel
+    // only takes note (see OnCancel), so that the stream is not finished,
+    // and this reactor deleted, while the pool still holds it.
+    starting_ = true;
+    service.pool_.Post(
+        [this, authenticator, credentials = *std::move(credentials), request = request_bytes] {
+          absl::StatusOr<access::Identity> identity = authenticator->Authenticate(credentials);
+          if (!identity.ok()) return FinishNow(identity.status());
+          Begin(request);
+        });
   }
 
   void OnWriteDone(bool ok) override {
@@ -90,6 +76,10 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
 
   void OnCancel() override {
     std::unique_lock lock(mu_);
+    if (starting_) {
+      cancelled_while_starting_ = true;
+      return;
+    }
     FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client"));
   }
 
@@ -99,6 +89,57 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
   }
 
  private:
+  // Parses the request, subscribes to the index and writes the snapshot.
+  void Begin(const grpc::ByteBuffer& request_bytes) {
+    v1::WatchWorkloadsRequest request;
+    if (absl::Status parsed = ParseRequest(request_bytes, &request); !parsed.ok()) {
+      return FinishNow(parsed);
+    }
+    include_pods_ = request.include_pods();
+    if (!service_.ready_) return FinishNow(NotReadyError());
+    auto filter = MakeFilter(service_.index_, service_.kind_names_, request.cluster(),
+                             request.namespace_(), request.kinds(), {}, request.label_selector());
+    if (!filter.ok()) return FinishNow(filter.status());
+    filter_ = *std::move(filter);
+    std::unique_lock lock(mu_);
+    auto subscription = service_.index_.Subscribe(
+        [this](const WorkloadEvent& event) { OnEvent(event); }, request.resume_revision());
+    if (!subscription.ok()) {
+      starting_ = false;
+      finished_ = true;
+      Finish(ToGrpcStatus(subscription.status()));
+      return;
+    }
+    subscription_ = subscription->id;
+    for (const auto& view : subscription->views) {
+      if (filter_.Matches(service_.index_, service_.kind_names_, *view)) {
+        queue_.push_back(Event(v1::WorkloadEvent::ADDED, view->revision, *view));
+      }
+    }
+    for (const WorkloadEvent& event : subscription->backlog) {
+      if (filter_.Matches(service_.index_, service_.kind_names_, *event.view)) {
+        queue_.push_back(Event(event.type, event.revision, *event.view));
+      }
+    }
+    v1::WorkloadEvent synced;
+    synced.set_type(v1::WorkloadEvent::SYNCED);
+    synced.set_revision(subscription->revision);
+    queue_.push_back(std::move(synced));
+    starting_ = false;
+    if (cancelled_while_starting_) {
+      return FinishLocked(grpc::Status(grpc::StatusCode::CANCELLED, "cancelled by the client"));
+    }
+    WriteNextLocked();
+  }
+
+  // Ends the stream before it started.
+  void FinishNow(const absl::Status& status) {
+    std::unique_lock lock(mu_);
+    starting_ = false;
+    finished_ = true;
+    Finish(ToGrpcStatus(status));
+  }
+
   v1::WorkloadEvent Event(v1::WorkloadEvent::Type type, uint64_t revision,
                           const WorkloadView& view) const {
     v1::WorkloadEvent event;
@@ -191,6 +232,10 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
   uint64_t delivered_ = 0;
   bool finished_ = false;
   std::optional<grpc::Status> pending_finish_;
+  // Begin has not run yet (the caller's token is being reviewed), and a
+  // cancel came meanwhile.
+  bool starting_ = false;
+  bool cancelled_while_starting_ = false;
 };
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* WorkloadMapService::WatchWorkloads(
