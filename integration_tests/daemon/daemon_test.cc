@@ -446,19 +446,44 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
 
 // --authentication=kubernetes: a caller is served with a ServiceAccount
 // token the apiserver accepts for the daemon's audience, and refused
-// without one or with one minted for another audience. Health stays open.
-TEST(DaemonTest, AuthenticatesCallersWithTheClustersTokens) {
+// without one or with one minted for another audience; a call on a workload
+// needs RBAC's get on it. Health stays open.
+TEST(DaemonTest, AuthenticatesAndAuthorizesCallersAsTheClusterDoes) {
   Testbed& tb = Testbed::Get();
   std::string ns = NewDemo("authn");
   ASSERT_TRUE(tb.CreateServiceAccount(ns, "scheduler").ok());
-  absl::StatusOr<std::string> ours = tb.ServiceAccountToken(ns, "scheduler", "workloadmap");
+  ASSERT_TRUE(tb.CreateServiceAccount(ns, "intern").ok());
+  ASSERT_TRUE(tb.Call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles",
+                      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                       {"kind", "Role"},
+                       {"metadata", {{"name", "jobset-reader"}}},
+                       {"rules",
+                        {{{"apiGroups", {"jobset.x-k8s.io"}},
+                          {"resources", {"jobsets"}},
+                          {"verbs", {"get"}}}}}})
+                  .ok());
+  ASSERT_TRUE(tb.Call("POST",
+                      "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings",
+                      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                       {"kind", "RoleBinding"},
+                       {"metadata", {{"name", "scheduler"}}},
+                       {"roleRef",
+                        {{"apiGroup", "rbac.authorization.k8s.io"},
+                         {"kind", "Role"},
+                         {"name", "jobset-reader"}}},
+                       {"subjects",
+                        {{{"kind", "ServiceAccount"}, {"name", "scheduler"}, {"namespace", ns}}}}})
+                  .ok());
+  absl::StatusOr<std::string> scheduler = tb.ServiceAccountToken(ns, "scheduler", "workloadmap");
+  absl::StatusOr<std::string> intern = tb.ServiceAccountToken(ns, "intern", "workloadmap");
   absl::StatusOr<std::string> foreign = tb.ServiceAccountToken(ns, "scheduler", "vault");
-  ASSERT_TRUE(ours.ok()) << ours.status();
+  ASSERT_TRUE(scheduler.ok()) << scheduler.status();
+  ASSERT_TRUE(intern.ok()) << intern.status();
   ASSERT_TRUE(foreign.ok()) << foreign.status();
   DaemonProcess daemon({"--kubeconfig", tb.kubeconfig(), "--authentication=kubernetes",
                         "--token-audiences=workloadmap"});
   ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();  // health answered without a token
-  EXPECT_THAT(daemon.Log(), HasSubstr("callers are authenticated"));
+  EXPECT_THAT(daemon.Log(), HasSubstr("callers are authenticated and authorized"));
 
   auto resolve = [&](const std::string& authorization) {
     auto context = Context();
@@ -470,8 +495,15 @@ TEST(DaemonTest, AuthenticatesCallersWithTheClustersTokens) {
     if (status.ok()) EXPECT_EQ(response.workload().ref().name(), "demo");
     return status;
   };
-  EXPECT_TRUE(Eventually([&] { return resolve("Bearer " + *ours).ok(); }, kWait))
-      << resolve("Bearer " + *ours).error_message();
+  // Eventually: the daemon's cache and RBAC's informers catch up.
+  EXPECT_TRUE(Eventually([&] { return resolve("Bearer " + *scheduler).ok(); }, kWait))
+      << resolve("Bearer " + *scheduler).error_message();
+  grpc::Status denied = resolve("Bearer " + *intern);
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED) << denied.error_message();
+  EXPECT_THAT(denied.error_message(), HasSubstr("system:serviceaccount:" + ns +
+                                                ":intern\" may not get "
+                                                "jobsets.jobset.x-k8s.io \"demo\" in namespace \"" +
+                                                ns + "\""));
   grpc::Status none = resolve("");
   EXPECT_EQ(none.error_code(), grpc::StatusCode::UNAUTHENTICATED) << none.error_message();
   grpc::Status wrong_audience = resolve("Bearer " + *foreign);

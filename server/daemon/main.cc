@@ -28,6 +28,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server.h"
 #include "grpcpp/server_builder.h"
+#include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/cpus.h"
@@ -222,17 +223,19 @@ class Daemon {
     return absl::OkStatus();
   }
 
-  // The authenticator of --authentication=kubernetes, null for none (said
-  // loudly: anyone who can connect is served). Tokens are reviewed by the
-  // first cluster's apiserver, the one whose ServiceAccounts the callers
-  // (schedulers, platforms) run as.
-  const access::Authenticator* StartAuthentication() {
+  // With --authentication=kubernetes, the service's authenticator and a
+  // reviewer of access per cluster; with none, neither (said loudly: anyone
+  // who can connect is served). Tokens are reviewed by the first cluster's
+  // apiserver, the one whose ServiceAccounts the callers (schedulers,
+  // platforms) run as; each call on a workload is authorized by the
+  // apiserver of the workload's cluster.
+  void StartAccessControl(rpc::WorkloadMapService::Options& options) {
     if (config_.authentication != "kubernetes") {
       Log(LogLevel::kWarn,
           "authentication is off: anyone who can connect reads every workload and may apply "
           "mutations; use --authentication=kubernetes wherever others share the network",
           {{"authentication", config_.authentication}});
-      return nullptr;
+      return;
     }
     access::TokenReviewer::Options token_options;
     token_options.audiences = config_.token_audiences;
@@ -240,12 +243,17 @@ class Daemon {
     tokens_ = std::make_unique<access::TokenReviewer>(live_.front()->client(), token_options);
     authenticator_ = std::make_unique<access::Authenticator>(access::Authenticator::Options{
         .client_certificates = !config_.tls.client_ca_file.empty(), .tokens = tokens_.get()});
-    Log(LogLevel::kInfo, "callers are authenticated",
+    options.authenticator = authenticator_.get();
+    for (const auto& cluster : live_) {
+      access_reviewers_.push_back(std::make_unique<access::AccessReviewer>(
+          cluster->client(), access::AccessReviewer::Options{}));
+      options.access_reviewers[cluster->name()] = access_reviewers_.back().get();
+    }
+    Log(LogLevel::kInfo, "callers are authenticated and authorized",
         {{"authentication", "kubernetes"},
          {"token_reviews_by", live_.front()->name()},
          {"audiences", absl::StrJoin(config_.token_audiences, ",")},
          {"client_certificates", config_.tls.client_ca_file.empty() ? "no" : "yes"}});
-    return authenticator_.get();
   }
 
   absl::Status StartServer() {
@@ -260,7 +268,7 @@ class Daemon {
     options.watch_queue_size = config_.watch_queue_size;
     options.default_deadline = config_.default_deadline;
     options.max_inline_objects = config_.max_inline_objects;
-    options.authenticator = StartAuthentication();
+    StartAccessControl(options);
     service_ = std::make_unique<rpc::WorkloadMapService>(
         *index_, *engine_, options,
         [this](const char* method, grpc::StatusCode code, absl::Duration latency) {
@@ -496,6 +504,7 @@ class Daemon {
   std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<access::TokenReviewer> tokens_;
   std::unique_ptr<access::Authenticator> authenticator_;
+  std::vector<std::unique_ptr<access::AccessReviewer>> access_reviewers_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   observability::Registry metrics_;

@@ -9,6 +9,7 @@
 namespace wm::rpc {
 
 namespace v1 = workloadmap::v1;
+using internal::AttributesOf;
 using internal::FindTarget;
 using internal::ParseJsonField;
 using internal::PickCluster;
@@ -21,7 +22,7 @@ using ::wm::index::WorkloadView;
 grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
     const UnaryCall& call, const v1::GetGangInstructionsRequest* request,
     v1::GetGangInstructionsResponse* response) {
-  const char* kMethod = "GetGangInstructions";
+  static constexpr char kMethod[] = "GetGangInstructions";
   if (request->has_inline_pod()) {
     return Offload(call, kMethod, [this, request, response]() -> absl::Status {
       auto cluster = PickCluster(index_, "");
@@ -87,9 +88,12 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
     return absl::OkStatus();
   };
   if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
-  return AnswerWithView(
-      call, kMethod, PublishedViewOf(index_, *target),
-      [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
+  return Authorized(call, kMethod, target->cluster->name(), AttributesOf(*target, "get"),
+                    [this, call, target = *target, respond] {
+                      return AnswerWithView(
+                          call, kMethod, PublishedViewOf(index_, target),
+                          [this, target] { return ResolvedViewOf(index_, target); }, respond);
+                    });
 }
 
 }  // namespace wm::rpc

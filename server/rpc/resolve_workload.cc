@@ -11,6 +11,7 @@
 namespace wm::rpc {
 
 namespace v1 = workloadmap::v1;
+using internal::AttributesOf;
 using internal::FindTarget;
 using internal::PickCluster;
 using internal::PublishedViewOf;
@@ -85,9 +86,12 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
     return SerializeMessage(response, response_bytes);
   };
   if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
-  return AnswerWithView(
-      call, kMethod, PublishedViewOf(index_, *target),
-      [this, target = *target] { return ResolvedViewOf(index_, target); }, respond);
+  return Authorized(call, kMethod, target->cluster->name(), AttributesOf(*target, "get"),
+                    [this, call, target = *target, respond] {
+                      return AnswerWithView(
+                          call, kMethod, PublishedViewOf(index_, target),
+                          [this, target] { return ResolvedViewOf(index_, target); }, respond);
+                    });
 }
 
 }  // namespace wm::rpc

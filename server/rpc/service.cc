@@ -7,6 +7,8 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "server/common/user_text.h"
 #include "server/rpc/caller_credentials.h"
 #include "server/rpc/internal/messages.h"
 #include "server/rpc/request_parsing.h"
@@ -58,6 +60,50 @@ grpc::ServerUnaryReactor* WorkloadMapService::Authenticated(
     call.caller = std::make_shared<const access::Identity>(*std::move(identity));
     serve(call);
   });
+  return call.reactor;
+}
+
+namespace {
+
+absl::Status Denied(const access::Identity& who, const access::ResourceAttributes& what,
+                    const access::Decision& decision) {
+  std::string message =
+      absl::StrCat("user ", QuoteUserText(who.user), " may not ", what.Describe());
+  if (!decision.reason.empty()) absl::StrAppend(&message, ": ", QuoteUserText(decision.reason));
+  return absl::PermissionDeniedError(message);
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* WorkloadMapService::Authorized(
+    const UnaryCall& call, const char* method, const std::string& cluster,
+    access::ResourceAttributes what, std::function<grpc::ServerUnaryReactor*()> serve) {
+  auto it = options_.access_reviewers.find(cluster);
+  if (call.caller == nullptr || it == options_.access_reviewers.end() || it->second == nullptr) {
+    return serve();
+  }
+  access::AccessReviewer* reviewer = it->second;
+  if (what.resource.empty()) {
+    return RunHere(call, method, [&] {
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot authorize ", what.verb, " in cluster ", cluster,
+                       ": the cluster does not say which resource serves the kind"));
+    });
+  }
+  if (std::optional<access::Decision> known = reviewer->Cached(*call.caller, what)) {
+    if (!known->allowed)
+      return RunHere(call, method, [&] { return Denied(*call.caller, what, *known); });
+    return serve();
+  }
+  absl::Time start = absl::Now();
+  pool_.Post(
+      [this, call, method, start, reviewer, what = std::move(what), serve = std::move(serve)] {
+        absl::StatusOr<access::Decision> decision = reviewer->Review(*call.caller, what);
+        if (!decision.ok()) return Finish(call, method, start, decision.status());
+        if (!decision->allowed)
+          return Finish(call, method, start, Denied(*call.caller, what, *decision));
+        serve();
+      });
   return call.reactor;
 }
 

@@ -3,10 +3,12 @@
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <string>
 
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
+#include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
 #include "server/access/identity.h"
 #include "server/common/work_pool.h"
@@ -66,6 +68,11 @@ class WorkloadMapService final
     // service); a call it does not authenticate gets UNAUTHENTICATED. Null:
     // calls are not authenticated (--authentication=none).
     const access::Authenticator* authenticator = nullptr;
+    // Decides, per cluster name, whether an authenticated caller may do what
+    // a call asks (a SubjectAccessReview against that cluster's apiserver);
+    // each outlives the service. Calls on a cluster without one, and all
+    // calls when `authenticator` is null, are not authorized.
+    std::map<std::string, access::AccessReviewer*> access_reviewers;
   };
   // Told of every finished call: method name, code, latency.
   using Observer = std::function<void(const char* method, grpc::StatusCode, absl::Duration)>;
@@ -126,6 +133,14 @@ class WorkloadMapService final
   grpc::ServerUnaryReactor* Authenticated(
       UnaryCall call, const char* method,
       std::function<grpc::ServerUnaryReactor*(const UnaryCall&)> serve);
+  // Serves `call` with `serve` when its caller may do `what` on `cluster`:
+  // at once when the decision is known (nothing to authorize, or a cached
+  // decision), else on the pool after the SubjectAccessReview. A denied call
+  // is finished with PERMISSION_DENIED naming the user, verb, resource and
+  // namespace, and never served.
+  grpc::ServerUnaryReactor* Authorized(const UnaryCall& call, const char* method,
+                                       const std::string& cluster, access::ResourceAttributes what,
+                                       std::function<grpc::ServerUnaryReactor*()> serve);
   grpc::ServerUnaryReactor* ServeResolveWorkload(const UnaryCall& call,
                                                  const grpc::ByteBuffer* request_bytes,
                                                  grpc::ByteBuffer* response_bytes);

@@ -72,11 +72,26 @@ absl::StatusOr<Target> TopOwnerOf(const Target& t) {
   return Target{t.cluster, top.gvk, top.object->key()};
 }
 
+access::ResourceAttributes AttributesOf(const Target& t, const std::string& verb) {
+  access::ResourceAttributes what;
+  what.verb = verb;
+  what.group = t.gvk.group;
+  what.resource = t.cluster->Resource(t.gvk);
+  // Keys are "namespace/name", or "name" for cluster-scoped objects.
+  if (size_t slash = t.key.find('/'); slash != std::string::npos) {
+    what.namespace_ = t.key.substr(0, slash);
+    what.name = t.key.substr(slash + 1);
+  } else {
+    what.name = t.key;
+  }
+  return what;
+}
+
 absl::StatusOr<std::shared_ptr<const definitions::CompiledDefinition>> DefinitionFor(
     const Cluster& cluster, const Gvk& gvk) {
   auto registry = cluster.definitions();
   if (!registry) return absl::FailedPreconditionError("no definitions are loaded");
-  auto def = registry->ForKind({gvk.group, gvk.version, gvk.kind});
+  auto def = registry->ForKind(gvk);
   if (def.ok()) return def;
   if (absl::IsNotFound(def.status())) {
     return absl::FailedPreconditionError(

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/access/access_reviewer.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/index/cluster.h"
 #include "server/index/workload_index.h"
@@ -37,6 +38,10 @@ absl::StatusOr<std::shared_ptr<const kube::CachedObject>> CachedObjectOf(const T
 
 // Moves a target to the top of its controller chain.
 absl::StatusOr<Target> TopOwnerOf(const Target& t);
+
+// What RBAC calls doing `verb` on a target ("get jobsets.jobset.x-k8s.io
+// demo in team-a"); the resource is empty when the cluster does not know it.
+access::ResourceAttributes AttributesOf(const Target& t, const std::string& verb);
 
 // The definition of a kind, or why there is none to use.
 absl::StatusOr<std::shared_ptr<const definitions::CompiledDefinition>> DefinitionFor(

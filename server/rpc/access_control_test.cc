@@ -1,5 +1,6 @@
-// Every method of the service authenticates its caller before it serves:
-// over a real gRPC server, with tokens reviewed by a scripted apiserver.
+// Every method of the service authenticates its caller before it serves,
+// and methods on one workload authorize it: over a real gRPC server, with
+// tokens and access reviewed by a scripted apiserver.
 // The daemon against the real apiserver is tested in
 // integration_tests/daemon.
 #include <chrono>
@@ -10,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "grpcpp/generic/generic_stub.h"
 #include "gtest/gtest.h"
+#include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/yaml_json.h"
@@ -37,21 +39,35 @@ std::shared_ptr<const definitions::Registry> Catalog() {
   return registry;
 }
 
-// An apiserver that knows the token "scheduler-token", of user "kai".
+// An apiserver that knows two tokens: "scheduler-token" of user "kai", who
+// may get jobsets in namespace default, and "intern-token" of user
+// "intern", who may do nothing.
 ScriptedServer::Handler Apiserver() {
   return [](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
     Json review = Json::parse(r.body);
-    review["status"] = review["spec"]["token"] == "scheduler-token"
-                           ? Json{{"authenticated", true}, {"user", {{"username", "kai"}}}}
-                           : Json{{"authenticated", false}, {"error", "invalid bearer token"}};
+    if (r.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+      const Json& spec = review["spec"];
+      const Json& what = spec["resourceAttributes"];
+      bool allowed = spec["user"] == "kai" && what["verb"] == "get" &&
+                     what["resource"] == "jobsets" && what["group"] == "jobset.x-k8s.io" &&
+                     what.value("namespace", "") == "default";
+      review["status"] = {{"allowed", allowed}};
+    } else {
+      const Json& token = review["spec"]["token"];
+      review["status"] = token == "scheduler-token"
+                             ? Json{{"authenticated", true}, {"user", {{"username", "kai"}}}}
+                         : token == "intern-token"
+                             ? Json{{"authenticated", true}, {"user", {{"username", "intern"}}}}
+                             : Json{{"authenticated", false}, {"error", "invalid bearer token"}};
+    }
     out.Head(201);
     out.Write(review.dump());
   };
 }
 
-class AuthenticationTest : public ::testing::Test {
+class AccessControlTest : public ::testing::Test {
  protected:
-  AuthenticationTest()
+  AccessControlTest()
       : apiserver_(Apiserver()),
         client_([&] {
           kube::ClusterConnection connection;
@@ -60,9 +76,12 @@ class AuthenticationTest : public ::testing::Test {
         }()),
         tokens_(client_, {}),
         authenticator_({.client_certificates = true, .tokens = &tokens_}),
+        access_(client_, {}),
         cluster_(Catalog()) {
+    cluster_.SetResource("JobSet", "jobsets");
     WorkloadMapService::Options options;
     options.authenticator = &authenticator_;
+    options.access_reviewers[cluster_.name()] = &access_;
     harness_ = std::make_unique<testing::ServiceHarness>(std::vector<index::Cluster*>{&cluster_},
                                                          Engine(), options);
     EXPECT_TRUE(harness_->started());
@@ -108,11 +127,12 @@ class AuthenticationTest : public ::testing::Test {
   kube::ApiClient client_;
   access::TokenReviewer tokens_;
   access::Authenticator authenticator_;
+  access::AccessReviewer access_;
   FakeCluster cluster_;
   std::unique_ptr<testing::ServiceHarness> harness_;
 };
 
-TEST_F(AuthenticationTest, EveryMethodRefusesACallerWithoutCredentials) {
+TEST_F(AccessControlTest, EveryMethodRefusesACallerWithoutCredentials) {
   std::vector<grpc::Status> statuses;
   statuses.push_back(Resolve(""));
   {
@@ -149,10 +169,10 @@ TEST_F(AuthenticationTest, EveryMethodRefusesACallerWithoutCredentials) {
   EXPECT_TRUE(apiserver_.requests().empty());  // nothing to review
 }
 
-TEST_F(AuthenticationTest, AReviewedTokenIsServedAndRememberedAndABadOneIsNot) {
+TEST_F(AccessControlTest, AReviewedTokenIsServedAndRememberedAndABadOneIsNot) {
   EXPECT_TRUE(Resolve("Bearer scheduler-token").ok());  // reviewed on the pool
   EXPECT_TRUE(Resolve("Bearer scheduler-token").ok());  // from the cache
-  EXPECT_EQ(apiserver_.requests().size(), 1u);
+  EXPECT_EQ(apiserver_.requests().size(), 2u);          // one TokenReview, one SubjectAccessReview
 
   grpc::Status rejected = Resolve("Bearer stolen-token");
   EXPECT_EQ(rejected.error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -164,7 +184,7 @@ TEST_F(AuthenticationTest, AReviewedTokenIsServedAndRememberedAndABadOneIsNot) {
   EXPECT_THAT(malformed.error_message(), HasSubstr("expected \"Bearer <token>\""));
 }
 
-TEST_F(AuthenticationTest, AWatchStartsOnceItsTokenIsReviewed) {
+TEST_F(AccessControlTest, AWatchStartsOnceItsTokenIsReviewed) {
   v1::WorkloadEvent event;
   grpc::Status status = Watch("Bearer scheduler-token", &event);  // reviewed on the pool
   ASSERT_TRUE(status.ok()) << status.error_message();
@@ -173,6 +193,33 @@ TEST_F(AuthenticationTest, AWatchStartsOnceItsTokenIsReviewed) {
   ASSERT_TRUE(status.ok()) << status.error_message();
   status = Watch("Bearer stolen-token", &event);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
+TEST_F(AccessControlTest, ACallOnAWorkloadNeedsGetOnItsResourceInItsNamespace) {
+  grpc::Status denied = Resolve("Bearer intern-token");  // reviewed on the pool
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(denied.error_message(),
+            "user \"intern\" may not get jobsets.jobset.x-k8s.io \"demo\" in namespace "
+            "\"default\"");
+  denied = Resolve("Bearer intern-token");  // the denial, from the cache
+  EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_EQ(apiserver_.requests().size(), 2u);
+
+  // GetGangInstructions of a pod asks about its top owner, the JobSet.
+  for (const std::string& token : {"scheduler-token", "intern-token"}) {
+    v1::GetGangInstructionsRequest request;
+    request.mutable_pod()->set_name("demo-worker-0-0-x0w");
+    request.mutable_pod()->set_namespace_("default");
+    v1::GetGangInstructionsResponse response;
+    grpc::Status status =
+        harness_->stub().GetGangInstructions(Context("Bearer " + token).get(), request, &response);
+    if (token == "scheduler-token") {
+      EXPECT_TRUE(status.ok()) << status.error_message();
+      EXPECT_EQ(response.top_owner().name(), "demo");
+    } else {
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+    }
+  }
 }
 
 }  // namespace
