@@ -453,27 +453,11 @@ TEST(DaemonTest, AuthenticatesAndAuthorizesCallersAsTheClusterDoes) {
   std::string ns = NewDemo("authn");
   ASSERT_TRUE(tb.CreateServiceAccount(ns, "scheduler").ok());
   ASSERT_TRUE(tb.CreateServiceAccount(ns, "intern").ok());
-  ASSERT_TRUE(tb.Call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles",
-                      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                       {"kind", "Role"},
-                       {"metadata", {{"name", "jobset-reader"}}},
-                       {"rules",
-                        {{{"apiGroups", {"jobset.x-k8s.io"}},
-                          {"resources", {"jobsets"}},
-                          {"verbs", {"get"}}}}}})
-                  .ok());
-  ASSERT_TRUE(tb.Call("POST",
-                      "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings",
-                      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                       {"kind", "RoleBinding"},
-                       {"metadata", {{"name", "scheduler"}}},
-                       {"roleRef",
-                        {{"apiGroup", "rbac.authorization.k8s.io"},
-                         {"kind", "Role"},
-                         {"name", "jobset-reader"}}},
-                       {"subjects",
-                        {{{"kind", "ServiceAccount"}, {"name", "scheduler"}, {"namespace", ns}}}}})
-                  .ok());
+  ASSERT_TRUE(
+      tb.BindRole(
+            ns, "scheduler",
+            {{{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"get"}}}})
+          .ok());
   absl::StatusOr<std::string> scheduler = tb.ServiceAccountToken(ns, "scheduler", "workloadmap");
   absl::StatusOr<std::string> intern = tb.ServiceAccountToken(ns, "intern", "workloadmap");
   absl::StatusOr<std::string> foreign = tb.ServiceAccountToken(ns, "scheduler", "vault");

@@ -62,27 +62,12 @@ TEST(AccessIntegrationTest, RbacDecidesThroughSubjectAccessReviewAndRevocationsA
   Testbed& tb = Testbed::Get();
   std::string ns = tb.NewNamespace("access-authz");
   std::string other = tb.NewNamespace("access-other");
-  ASSERT_TRUE(tb.Call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/roles",
-                      {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-                       {"kind", "Role"},
-                       {"metadata", {{"name", "jobset-reader"}}},
-                       {"rules",
-                        {{{"apiGroups", {"jobset.x-k8s.io"}},
-                          {"resources", {"jobsets"}},
-                          {"verbs", {"get", "list", "watch"}}}}}})
+  ASSERT_TRUE(tb.BindRole(ns, "reader",
+                          {{{"apiGroups", {"jobset.x-k8s.io"}},
+                            {"resources", {"jobsets"}},
+                            {"verbs", {"get", "list", "watch"}}}})
                   .ok());
   std::string user = "system:serviceaccount:" + ns + ":reader";
-  ASSERT_TRUE(
-      tb.Call("POST", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns + "/rolebindings",
-              {{"apiVersion", "rbac.authorization.k8s.io/v1"},
-               {"kind", "RoleBinding"},
-               {"metadata", {{"name", "reader"}}},
-               {"roleRef",
-                {{"apiGroup", "rbac.authorization.k8s.io"},
-                 {"kind", "Role"},
-                 {"name", "jobset-reader"}}},
-               {"subjects", {{{"kind", "ServiceAccount"}, {"name", "reader"}, {"namespace", ns}}}}})
-          .ok());
 
   AccessReviewer reviewer(tb.admin(), {.allowed_ttl = absl::Seconds(1)});
   Identity reader{user, "", {"system:serviceaccounts", "system:authenticated"}, {}};

@@ -107,6 +107,26 @@ absl::Status Testbed::CreateServiceAccount(const std::string& ns, const std::str
       .status();
 }
 
+absl::Status Testbed::BindRole(const std::string& ns, const std::string& name,
+                               const Json& rules) const {
+  const std::string rbac = "/apis/rbac.authorization.k8s.io/v1/namespaces/" + ns;
+  absl::Status role = Call("POST", rbac + "/roles",
+                           {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                            {"kind", "Role"},
+                            {"metadata", {{"name", name}}},
+                            {"rules", rules}})
+                          .status();
+  if (!role.ok()) return role;
+  return Call("POST", rbac + "/rolebindings",
+              {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+               {"kind", "RoleBinding"},
+               {"metadata", {{"name", name}}},
+               {"roleRef",
+                {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}}},
+               {"subjects", {{{"kind", "ServiceAccount"}, {"name", name}, {"namespace", ns}}}}})
+      .status();
+}
+
 absl::StatusOr<std::string> Testbed::ServiceAccountToken(const std::string& ns,
                                                          const std::string& name,
                                                          const std::string& audience) const {

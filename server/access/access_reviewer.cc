@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "server/access/internal/post_review.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/json_path.h"
-#include "server/common/json_reader.h"
 #include "server/common/user_text.h"
 
 namespace wm::access {
@@ -83,28 +83,9 @@ absl::StatusOr<Decision> AccessReviewer::Ask(const Identity& who,
   if (!who.extra.empty()) spec["extra"] = who.extra;
   Json review = {
       {"apiVersion", "authorization.k8s.io/v1"}, {"kind", "SubjectAccessReview"}, {"spec", spec}};
-  kube::HttpRequest request;
-  request.method = "POST";
-  request.path = kSubjectAccessReviewPath;
-  request.content_type = "application/json";
-  request.body = review.dump();
-  request.timeout = options_.request_timeout;
-  absl::StatusOr<kube::HttpResponse> response = client_.Do(request);
-  if (!response.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot review access: ", response.status().message()));
-  }
-  absl::StatusOr<Json> answer = ParseJson(response->body);
-  if (response->status != 201 && response->status != 200) {
-    std::string message = answer.ok() ? FindString(*answer, {"message"}) : "";
-    return absl::UnavailableError(absl::StrCat("cannot review access: the apiserver answered ",
-                                               response->status, message.empty() ? "" : ": ",
-                                               QuoteUserText(message)));
-  }
-  if (!answer.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot review access: the answer is not JSON: ", answer.status().message()));
-  }
+  absl::StatusOr<Json> answer = internal::PostReview(client_, kSubjectAccessReviewPath, review,
+                                                     options_.request_timeout, "review access");
+  if (!answer.ok()) return answer.status();
   Decision decision;
   const Json* allowed = Find(*answer, {"status", "allowed"});
   const Json* denied = Find(*answer, {"status", "denied"});

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/common/testing/fake_clock.h"
 #include "server/kube/testing/scripted_server.h"
 
 namespace wm::access {
@@ -17,13 +18,7 @@ namespace {
 
 using kube::testing::ScriptedServer;
 using ::testing::HasSubstr;
-
-struct FakeClock {
-  absl::Time now = absl::FromUnixSeconds(1'000'000);
-  Clock AsClock() {
-    return [this] { return now; };
-  }
-};
+using ::wm::testing::FakeClock;
 
 // An apiserver whose RBAC lets "alice" get jobsets in team-a, and nobody
 // anything else; "mallory" is denied outright (an explicit deny).
@@ -112,11 +107,11 @@ TEST(AccessReviewerTest, AsksForTheCallerAndTheRequestAndKeepsTheAnswer) {
 
   // Allowed decisions live for allowed_ttl (5 min), denied ones for 30 s.
   apiserver.RevokeAlice();
-  clock.now += absl::Seconds(30);
+  clock.Advance(absl::Seconds(30));
   EXPECT_TRUE(reviewer.Review(Alice(), GetJobSets("team-a"))->allowed);   // cached
   EXPECT_FALSE(reviewer.Review(Alice(), GetJobSets("team-b"))->allowed);  // asked again
   EXPECT_EQ(apiserver.reviews(), 3);
-  clock.now += absl::Minutes(5);
+  clock.Advance(absl::Minutes(5));
   EXPECT_EQ(reviewer.Cached(Alice(), GetJobSets("team-a")), std::nullopt);
   EXPECT_FALSE(reviewer.Review(Alice(), GetJobSets("team-a"))->allowed);  // the revocation
   EXPECT_EQ(apiserver.reviews(), 4);

@@ -7,17 +7,12 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/fake_clock.h"
 
 namespace wm::access {
 namespace {
 
-// A clock the test moves.
-struct FakeClock {
-  absl::Time now = absl::FromUnixSeconds(1'000'000);
-  Clock AsClock() {
-    return [this] { return now; };
-  }
-};
+using ::wm::testing::FakeClock;
 
 TEST(ExpiringCacheTest, EntriesLiveForTheirOwnTimeToLive) {
   FakeClock clock;
@@ -26,10 +21,10 @@ TEST(ExpiringCacheTest, EntriesLiveForTheirOwnTimeToLive) {
   cache.Put("long", 2, absl::Minutes(5));
   EXPECT_EQ(cache.Get("short"), 1);
   EXPECT_EQ(cache.Get("long"), 2);
-  clock.now += absl::Seconds(10);
+  clock.Advance(absl::Seconds(10));
   EXPECT_EQ(cache.Get("short"), std::nullopt);  // expired at exactly its ttl
   EXPECT_EQ(cache.Get("long"), 2);
-  clock.now += absl::Minutes(5);
+  clock.Advance(absl::Minutes(5));
   EXPECT_EQ(cache.Get("long"), std::nullopt);
   EXPECT_EQ(cache.stats().size, 0u);  // expired entries are dropped
   EXPECT_EQ(cache.Get("never"), std::nullopt);
@@ -43,9 +38,9 @@ TEST(ExpiringCacheTest, PutReplacesTheValueAndItsExpiry) {
   ExpiringCache<std::string> cache(10, clock.AsClock());
   cache.Put("k", "allowed", absl::Minutes(5));
   cache.Put("k", "denied", absl::Seconds(30));
-  clock.now += absl::Seconds(29);
+  clock.Advance(absl::Seconds(29));
   EXPECT_EQ(cache.Get("k"), "denied");
-  clock.now += absl::Seconds(1);
+  clock.Advance(absl::Seconds(1));
   EXPECT_EQ(cache.Get("k"), std::nullopt);
 }
 

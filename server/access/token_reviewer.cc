@@ -8,8 +8,8 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/access/internal/post_review.h"
 #include "server/common/json_path.h"
-#include "server/common/json_reader.h"
 #include "server/common/user_text.h"
 
 namespace wm::access {
@@ -61,28 +61,9 @@ absl::StatusOr<Identity> TokenReviewer::Ask(absl::string_view token) const {
                  {"kind", "TokenReview"},
                  {"spec", {{"token", std::string(token)}}}};
   if (!options_.audiences.empty()) review["spec"]["audiences"] = options_.audiences;
-  kube::HttpRequest request;
-  request.method = "POST";
-  request.path = kTokenReviewPath;
-  request.content_type = "application/json";
-  request.body = review.dump();
-  request.timeout = options_.request_timeout;
-  absl::StatusOr<kube::HttpResponse> response = client_.Do(request);
-  if (!response.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot review the token: ", response.status().message()));
-  }
-  absl::StatusOr<Json> answer = ParseJson(response->body);
-  if (response->status != 201 && response->status != 200) {
-    std::string message = answer.ok() ? FindString(*answer, {"message"}) : "";
-    return absl::UnavailableError(absl::StrCat("cannot review the token: the apiserver answered ",
-                                               response->status, message.empty() ? "" : ": ",
-                                               QuoteUserText(message)));
-  }
-  if (!answer.ok()) {
-    return absl::UnavailableError(absl::StrCat("cannot review the token: the answer is not JSON: ",
-                                               answer.status().message()));
-  }
+  absl::StatusOr<Json> answer = internal::PostReview(client_, kTokenReviewPath, review,
+                                                     options_.request_timeout, "review the token");
+  if (!answer.ok()) return answer.status();
   const Json* status = Find(*answer, {"status"});
   const Json* authenticated = status ? Find(*status, {"authenticated"}) : nullptr;
   if (authenticated == nullptr || !authenticated->is_boolean() || !authenticated->get<bool>()) {

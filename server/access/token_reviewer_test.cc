@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/common/testing/fake_clock.h"
 #include "server/kube/testing/scripted_server.h"
 
 namespace wm::access {
@@ -21,13 +22,7 @@ using kube::testing::ScriptedServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct FakeClock {
-  absl::Time now = absl::FromUnixSeconds(1'000'000);
-  Clock AsClock() {
-    return [this] { return now; };
-  }
-};
+using ::wm::testing::FakeClock;
 
 // An apiserver that knows one valid token, "good-token", valid for audience
 // "workloadmap" and the apiserver's own; "down" answers 503.
@@ -113,13 +108,13 @@ TEST(TokenReviewerTest, AValidTokenNamesItsUserAndIsRememberedByItsHash) {
   EXPECT_FALSE(review["spec"].contains("audiences"));
 
   // Within the ttl: from the cache, without asking.
-  clock.now += absl::Seconds(119);
+  clock.Advance(absl::Seconds(119));
   ASSERT_TRUE(reviewer.Review("good-token").ok());
   ASSERT_TRUE(reviewer.Cached("good-token").has_value());
   EXPECT_EQ(apiserver.reviews(), 1);
   // After it, asked again: a revoked token is rejected.
   apiserver.Revoke();
-  clock.now += absl::Seconds(1);
+  clock.Advance(absl::Seconds(1));
   EXPECT_EQ(reviewer.Cached("good-token"), std::nullopt);
   EXPECT_TRUE(absl::IsUnauthenticated(reviewer.Review("good-token").status()));
   EXPECT_EQ(apiserver.reviews(), 2);
@@ -138,7 +133,7 @@ TEST(TokenReviewerTest, ARejectedTokenIsUnauthenticatedWithoutTheTokenInTheMessa
   // Rejections are remembered for invalid_ttl only.
   EXPECT_TRUE(absl::IsUnauthenticated(reviewer.Review("forged-secret-value").status()));
   EXPECT_EQ(apiserver.reviews(), 1);
-  clock.now += absl::Seconds(10);
+  clock.Advance(absl::Seconds(10));
   EXPECT_TRUE(absl::IsUnauthenticated(reviewer.Review("forged-secret-value").status()));
   EXPECT_EQ(apiserver.reviews(), 2);
 }

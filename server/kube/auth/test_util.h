@@ -12,6 +12,7 @@
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/fake_clock.h"
 #include "server/common/testing/scratch_dir.h"
 #include "server/kube/auth/credentials.h"
 
@@ -45,22 +46,7 @@ class TempDirTest : public ::testing::Test {
   const std::string dir_ = scratch_.path();
 };
 
-// A clock tests move by hand.
-class FakeClock {
- public:
-  explicit FakeClock(absl::Time start = absl::FromUnixSeconds(1700000000))
-      : now_(std::make_shared<absl::Time>(start)) {}
-  Clock AsClock() const {
-    auto now = now_;
-    return [now] { return *now; };
-  }
-  void Advance(absl::Duration d) { *now_ += d; }
-  void Set(absl::Time t) { *now_ = t; }
-  absl::Time Now() const { return *now_; }
-
- private:
-  std::shared_ptr<absl::Time> now_;
-};
+using ::wm::testing::FakeClock;
 
 }  // namespace wm::kube::testing
 
