@@ -9,69 +9,45 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/access/testing/review_server.h"
 #include "server/common/json.h"
 #include "server/common/testing/fake_clock.h"
-#include "server/kube/testing/scripted_server.h"
 
 namespace wm::access {
 namespace {
 
-using kube::testing::ScriptedServer;
 using ::testing::HasSubstr;
 using ::wm::testing::FakeClock;
 
-// An apiserver whose RBAC lets "alice" get jobsets in team-a, and nobody
-// anything else; "mallory" is denied outright (an explicit deny).
-class AccessReviewServer {
+// An apiserver whose RBAC lets "alice" get jobsets in team-a (until
+// revoked), and nobody anything else; "mallory" is denied outright (an
+// explicit deny).
+class AccessReviewServer : public testing::ReviewServer {
  public:
   AccessReviewServer()
-      : server_([this](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-          Serve(r, out);
+      : ReviewServer([this](const std::string& path, const Json& review, int* http_status) {
+          return Decide(path, review, http_status);
         }) {}
-
-  kube::ClusterConnection Connection() const {
-    kube::ClusterConnection connection;
-    connection.server = server_.url();
-    return connection;
-  }
-  int reviews() const { return reviews_.load(); }
-  Json last_review() const {
-    std::lock_guard lock(mu_);
-    return last_;
-  }
   void RevokeAlice() { revoked_ = true; }
 
  private:
-  void Serve(const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-    ++reviews_;
-    Json review = Json::parse(r.body);
-    {
-      std::lock_guard lock(mu_);
-      last_ = review;
-    }
-    if (r.method != "POST" || r.path != "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
-      out.Head(404);
-      return;
+  Json Decide(const std::string& path, const Json& review, int* http_status) {
+    if (path != "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+      *http_status = 404;
+      return Json::object();
     }
     const Json& spec = review["spec"];
     const Json& attributes = spec["resourceAttributes"];
+    if (spec["user"] == "mallory")
+      return {{"allowed", false}, {"denied", true}, {"reason", "banned"}};
     bool allowed = !revoked_ && spec["user"] == "alice" && attributes["verb"] == "get" &&
                    attributes["resource"] == "jobsets" &&
                    attributes.value("namespace", "") == "team-a";
-    review["status"] = {{"allowed", allowed}};
-    if (allowed) review["status"]["reason"] = "RBAC: allowed by RoleBinding \"read/team-a\"";
-    if (spec["user"] == "mallory") {
-      review["status"] = {{"allowed", false}, {"denied", true}, {"reason", "banned"}};
-    }
-    out.Head(201, {{"Content-Type", "application/json"}});
-    out.Write(review.dump());
+    if (!allowed) return {{"allowed", false}};
+    return {{"allowed", true}, {"reason", "RBAC: allowed by RoleBinding \"read/team-a\""}};
   }
 
-  std::atomic<int> reviews_{0};
   std::atomic<bool> revoked_{false};
-  mutable std::mutex mu_;
-  Json last_;
-  ScriptedServer server_;
 };
 
 Identity Alice() { return {"alice", "uid-a", {"dev", "system:authenticated"}, {}}; }

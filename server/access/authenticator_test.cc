@@ -4,33 +4,19 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/access/testing/review_server.h"
 #include "server/common/json.h"
-#include "server/kube/testing/scripted_server.h"
 
 namespace wm::access {
 namespace {
 
-using kube::testing::ScriptedServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // An apiserver that accepts the token "t" for user "bob".
-ScriptedServer::Handler AcceptsT() {
-  return [](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-    Json review = Json::parse(r.body);
-    bool ok = review["spec"]["token"] == "t";
-    review["status"] =
-        ok ? Json{{"authenticated", true}, {"user", {{"username", "bob"}, {"groups", {"dev"}}}}}
-           : Json{{"authenticated", false}};
-    out.Head(201);
-    out.Write(review.dump());
-  };
-}
-
-kube::ClusterConnection To(const ScriptedServer& server) {
-  kube::ClusterConnection connection;
-  connection.server = server.url();
-  return connection;
+Json AcceptsT(const std::string&, const Json& review, int*) {
+  if (review["spec"]["token"] != "t") return {{"authenticated", false}};
+  return {{"authenticated", true}, {"user", {{"username", "bob"}, {"groups", {"dev"}}}}};
 }
 
 TEST(AuthenticatorTest, AClientCertificateNamesUserAndGroupsAsTheApiserverDoes) {
@@ -68,8 +54,8 @@ TEST(AuthenticatorTest, NoCredentialsAreUnauthenticatedSayingWhatToSend) {
 }
 
 TEST(AuthenticatorTest, ATokenIsReviewedOnceThenKnownWithoutBlocking) {
-  ScriptedServer apiserver(AcceptsT());
-  kube::ApiClient client(To(apiserver));
+  testing::ReviewServer apiserver(AcceptsT);
+  kube::ApiClient client(apiserver.Connection());
   TokenReviewer tokens(client, {});
   Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
   CallerCredentials credentials;
@@ -83,7 +69,7 @@ TEST(AuthenticatorTest, ATokenIsReviewedOnceThenKnownWithoutBlocking) {
       authenticator.AuthenticateWithoutBlocking(credentials);
   ASSERT_TRUE(cached.has_value());
   EXPECT_EQ(**cached, *identity);
-  EXPECT_EQ(apiserver.requests().size(), 1u);
+  EXPECT_EQ(apiserver.reviews(), 1);
 
   credentials.bearer_token = "other";
   EXPECT_TRUE(absl::IsUnauthenticated(authenticator.Authenticate(credentials).status()));
@@ -93,15 +79,15 @@ TEST(AuthenticatorTest, ATokenIsReviewedOnceThenKnownWithoutBlocking) {
 }
 
 TEST(AuthenticatorTest, ACertificateWinsOverAToken) {
-  ScriptedServer apiserver(AcceptsT());
-  kube::ApiClient client(To(apiserver));
+  testing::ReviewServer apiserver(AcceptsT);
+  kube::ApiClient client(apiserver.Connection());
   TokenReviewer tokens(client, {});
   Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
   CallerCredentials both;
   both.bearer_token = "t";
   both.certificate = CallerCredentials::Certificate{"carol", {}};
   EXPECT_EQ(authenticator.Authenticate(both)->user, "carol");
-  EXPECT_TRUE(apiserver.requests().empty());
+  EXPECT_EQ(apiserver.reviews(), 0);
 }
 
 TEST(ParseBearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {

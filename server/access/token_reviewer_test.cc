@@ -11,80 +11,53 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/access/testing/review_server.h"
 #include "server/common/json.h"
 #include "server/common/testing/fake_clock.h"
-#include "server/kube/testing/scripted_server.h"
 
 namespace wm::access {
 namespace {
 
-using kube::testing::ScriptedServer;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::wm::testing::FakeClock;
 
-// An apiserver that knows one valid token, "good-token", valid for audience
-// "workloadmap" and the apiserver's own; "down" answers 503.
-class TokenReviewServer {
+// An apiserver that knows one valid token, "good-token" (until revoked),
+// valid for audience "workloadmap" and the apiserver's own; "down" answers
+// 503.
+class TokenReviewServer : public testing::ReviewServer {
  public:
   TokenReviewServer()
-      : server_([this](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-          Serve(r, out);
+      : ReviewServer([this](const std::string& path, const Json& review, int* http_status) {
+          return Decide(path, review, http_status);
         }) {}
-
-  kube::ClusterConnection Connection() const {
-    kube::ClusterConnection connection;
-    connection.server = server_.url();
-    return connection;
-  }
-  int reviews() const { return reviews_.load(); }
-  Json last_review() const {
-    std::lock_guard lock(mu_);
-    return last_;
-  }
   void Revoke() { revoked_ = true; }
 
  private:
-  void Serve(const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-    ++reviews_;
-    Json review = Json::parse(r.body);
-    {
-      std::lock_guard lock(mu_);
-      last_ = review;
-    }
-    if (r.method != "POST" || r.path != "/apis/authentication.k8s.io/v1/tokenreviews") {
-      out.Head(404);
-      return;
+  Json Decide(const std::string& path, const Json& review, int* http_status) {
+    if (path != "/apis/authentication.k8s.io/v1/tokenreviews") {
+      *http_status = 404;
+      return Json::object();
     }
     std::string token = review["spec"]["token"];
     if (token == "down") {
-      out.Head(503);
-      out.Write(R"({"kind":"Status","message":"etcd is unhappy"})");
-      return;
+      *http_status = 503;
+      return {{"kind", "Status"}, {"message", "etcd is unhappy"}};
     }
-    Json status;
-    if (token == "good-token" && !revoked_) {
-      status = {{"authenticated", true},
-                {"user",
-                 {{"username", "system:serviceaccount:team-a:reader"},
-                  {"uid", "uid-1"},
-                  {"groups", {"system:serviceaccounts", "system:serviceaccounts:team-a"}},
-                  {"extra", {{"authentication.kubernetes.io/pod-name", {"p-1"}}}}}},
-                {"audiences", {"workloadmap", "https://kubernetes.default.svc"}}};
-    } else {
-      status = {{"authenticated", false}, {"error", "invalid bearer token"}};
+    if (token != "good-token" || revoked_) {
+      return {{"authenticated", false}, {"error", "invalid bearer token"}};
     }
-    review["status"] = status;
-    out.Head(201, {{"Content-Type", "application/json"}});
-    out.Write(review.dump());
+    return {{"authenticated", true},
+            {"user",
+             {{"username", "system:serviceaccount:team-a:reader"},
+              {"uid", "uid-1"},
+              {"groups", {"system:serviceaccounts", "system:serviceaccounts:team-a"}},
+              {"extra", {{"authentication.kubernetes.io/pod-name", {"p-1"}}}}}},
+            {"audiences", {"workloadmap", "https://kubernetes.default.svc"}}};
   }
 
-  std::atomic<int> reviews_{0};
   std::atomic<bool> revoked_{false};
-  mutable std::mutex mu_;
-  Json last_;
-  ScriptedServer server_;
 };
 
 TEST(TokenReviewerTest, AValidTokenNamesItsUserAndIsRememberedByItsHash) {

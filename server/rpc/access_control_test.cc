@@ -13,11 +13,11 @@
 #include "gtest/gtest.h"
 #include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
+#include "server/access/testing/review_server.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/yaml_json.h"
 #include "server/expressions/jq_engine.h"
 #include "server/index/testing/fake_cluster.h"
-#include "server/kube/testing/scripted_server.h"
 #include "server/rpc/testing/service_harness.h"
 
 namespace wm::rpc {
@@ -26,7 +26,6 @@ namespace {
 namespace v1 = ::workloadmap::v1;
 using ::testing::HasSubstr;
 using ::wm::index::testing::FakeCluster;
-using ::wm::kube::testing::ScriptedServer;
 
 expressions::Engine& Engine() {
   static expressions::Engine* engine = expressions::NewJqEngine({.workers = 1}).value().release();
@@ -42,38 +41,25 @@ std::shared_ptr<const definitions::Registry> Catalog() {
 // An apiserver that knows two tokens: "scheduler-token" of user "kai", who
 // may get jobsets in namespace default, and "intern-token" of user
 // "intern", who may do nothing.
-ScriptedServer::Handler Apiserver() {
-  return [](const ScriptedServer::Request& r, ScriptedServer::Responder& out) {
-    Json review = Json::parse(r.body);
-    if (r.path == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
-      const Json& spec = review["spec"];
-      const Json& what = spec["resourceAttributes"];
-      bool allowed = spec["user"] == "kai" && what["verb"] == "get" &&
-                     what["resource"] == "jobsets" && what["group"] == "jobset.x-k8s.io" &&
-                     what.value("namespace", "") == "default";
-      review["status"] = {{"allowed", allowed}};
-    } else {
-      const Json& token = review["spec"]["token"];
-      review["status"] = token == "scheduler-token"
-                             ? Json{{"authenticated", true}, {"user", {{"username", "kai"}}}}
-                         : token == "intern-token"
-                             ? Json{{"authenticated", true}, {"user", {{"username", "intern"}}}}
-                             : Json{{"authenticated", false}, {"error", "invalid bearer token"}};
-    }
-    out.Head(201);
-    out.Write(review.dump());
-  };
+Json Decide(const std::string& path, const Json& review, int*) {
+  if (path == "/apis/authorization.k8s.io/v1/subjectaccessreviews") {
+    const Json& spec = review["spec"];
+    const Json& what = spec["resourceAttributes"];
+    return {{"allowed", spec["user"] == "kai" && what["verb"] == "get" &&
+                            what["resource"] == "jobsets" && what["group"] == "jobset.x-k8s.io" &&
+                            what.value("namespace", "") == "default"}};
+  }
+  const Json& token = review["spec"]["token"];
+  if (token == "scheduler-token") return {{"authenticated", true}, {"user", {{"username", "kai"}}}};
+  if (token == "intern-token") return {{"authenticated", true}, {"user", {{"username", "intern"}}}};
+  return {{"authenticated", false}, {"error", "invalid bearer token"}};
 }
 
 class AccessControlTest : public ::testing::Test {
  protected:
   AccessControlTest()
-      : apiserver_(Apiserver()),
-        client_([&] {
-          kube::ClusterConnection connection;
-          connection.server = apiserver_.url();
-          return connection;
-        }()),
+      : apiserver_(Decide),
+        client_(apiserver_.Connection()),
         tokens_(client_, {}),
         authenticator_({.client_certificates = true, .tokens = &tokens_}),
         access_(client_, {}),
@@ -123,7 +109,7 @@ class AccessControlTest : public ::testing::Test {
     return reader->Finish();
   }
 
-  ScriptedServer apiserver_;
+  access::testing::ReviewServer apiserver_;
   kube::ApiClient client_;
   access::TokenReviewer tokens_;
   access::Authenticator authenticator_;
@@ -166,13 +152,13 @@ TEST_F(AccessControlTest, EveryMethodRefusesACallerWithoutCredentials) {
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED) << status.error_message();
     EXPECT_THAT(status.error_message(), HasSubstr("no credentials"));
   }
-  EXPECT_TRUE(apiserver_.requests().empty());  // nothing to review
+  EXPECT_EQ(apiserver_.reviews(), 0);  // nothing to review
 }
 
 TEST_F(AccessControlTest, AReviewedTokenIsServedAndRememberedAndABadOneIsNot) {
   EXPECT_TRUE(Resolve("Bearer scheduler-token").ok());  // reviewed on the pool
   EXPECT_TRUE(Resolve("Bearer scheduler-token").ok());  // from the cache
-  EXPECT_EQ(apiserver_.requests().size(), 2u);          // one TokenReview, one SubjectAccessReview
+  EXPECT_EQ(apiserver_.reviews(), 2);                   // one TokenReview, one SubjectAccessReview
 
   grpc::Status rejected = Resolve("Bearer stolen-token");
   EXPECT_EQ(rejected.error_code(), grpc::StatusCode::UNAUTHENTICATED);
@@ -203,7 +189,7 @@ TEST_F(AccessControlTest, ACallOnAWorkloadNeedsGetOnItsResourceInItsNamespace) {
             "\"default\"");
   denied = Resolve("Bearer intern-token");  // the denial, from the cache
   EXPECT_EQ(denied.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_EQ(apiserver_.requests().size(), 2u);
+  EXPECT_EQ(apiserver_.reviews(), 2);
 
   // GetGangInstructions of a pod asks about its top owner, the JobSet.
   for (const std::string& token : {"scheduler-token", "intern-token"}) {
