@@ -17,15 +17,6 @@ namespace {
 
 constexpr char kTokenReviewPath[] = "/apis/authentication.k8s.io/v1/tokenreviews";
 
-std::vector<std::string> Strings(const Json* array) {
-  std::vector<std::string> out;
-  if (array == nullptr || !array->is_array()) return out;
-  for (const Json& item : *array) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
@@ -72,7 +63,7 @@ absl::StatusOr<Identity> TokenReviewer::Ask(absl::string_view token) const {
         absl::StrCat("the bearer token was rejected", why.empty() ? "" : ": ", QuoteUserText(why)));
   }
   if (!options_.audiences.empty()) {
-    std::vector<std::string> granted = Strings(Find(*status, {"audiences"}));
+    std::vector<std::string> granted = StringsOf(Find(*status, {"audiences"}));
     bool any = std::any_of(granted.begin(), granted.end(), [&](const std::string& audience) {
       return std::find(options_.audiences.begin(), options_.audiences.end(), audience) !=
              options_.audiences.end();
@@ -86,9 +77,9 @@ absl::StatusOr<Identity> TokenReviewer::Ask(absl::string_view token) const {
   Identity identity;
   identity.user = FindString(*status, {"user", "username"});
   identity.uid = FindString(*status, {"user", "uid"});
-  identity.groups = Strings(Find(*status, {"user", "groups"}));
+  identity.groups = StringsOf(Find(*status, {"user", "groups"}));
   if (const Json* extra = Find(*status, {"user", "extra"}); extra && extra->is_object()) {
-    for (const auto& [key, values] : extra->items()) identity.extra[key] = Strings(&values);
+    for (const auto& [key, values] : extra->items()) identity.extra[key] = StringsOf(&values);
   }
   if (identity.user.empty()) {
     return absl::UnauthenticatedError("the bearer token was accepted for no user name");

@@ -61,6 +61,15 @@ std::optional<std::string> FindOptionalString(const Json& document,
   return value->get<std::string>();
 }
 
+std::vector<std::string> StringsOf(const Json* array) {
+  std::vector<std::string> out;
+  if (array == nullptr || !array->is_array()) return out;
+  for (const Json& item : *array) {
+    if (item.is_string()) out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
 std::string JqPathString(const Json& path) {
   std::string out;
   for (const Json& step : path) {

@@ -4,6 +4,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -30,6 +31,10 @@ std::string FindString(const Json& document, std::initializer_list<absl::string_
 // tell from an absent one.
 std::optional<std::string> FindOptionalString(const Json& document,
                                               std::initializer_list<absl::string_view> keys);
+
+// The string items of a JSON array, in order, others skipped; empty when
+// `array` is null or not an array: for lists such as groups or audiences.
+std::vector<std::string> StringsOf(const Json* array);
 
 // Renders a jq path for error messages: ["a", 0, "b"] -> .a[0].b
 std::string JqPathString(const Json& path);

@@ -20,15 +20,6 @@ namespace {
 
 using S = Finding::Severity;
 
-std::vector<std::string> Strings(const Json* array) {
-  std::vector<std::string> out;
-  if (array == nullptr || !array->is_array()) return out;
-  for (const auto& v : *array) {
-    if (v.is_string()) out.push_back(v.get<std::string>());
-  }
-  return out;
-}
-
 Gvk ToGvk(const Json& j) {
   return {FindString(j, {"group"}), FindString(j, {"version"}), FindString(j, {"kind"})};
 }
@@ -158,8 +149,8 @@ GangScheduling ToGang(const Json& j) {
       if (const Json* members = Find(g, {"members"}); members != nullptr && members->is_array()) {
         for (const Json& m : *members) {
           entry.members.push_back({FindString(m, {"componentName"}),
-                                   Strings(Find(m, {"groupByKeyPaths"})),
-                                   Strings(Find(m, {"filters"}))});
+                                   StringsOf(Find(m, {"groupByKeyPaths"})),
+                                   StringsOf(Find(m, {"filters"}))});
         }
       }
       gang.pod_groups.push_back(std::move(entry));
