@@ -33,12 +33,14 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -78,6 +80,8 @@ struct Flags {
   absl::Duration timeout = absl::Seconds(10);
   int channels = 1;
   int server_pid = 0;
+  // "Bearer <token>" from --token-file, sent with every call; empty: none.
+  std::string authorization;
   bool json = false;
 };
 
@@ -102,6 +106,8 @@ constexpr char kUsage[] = R"(Usage: load_gen --address ADDR [FLAGS]
                          connection (1)
   --server-pid PID       also report the CPU time process PID (the daemon,
                          on this machine) used in the measured window
+  --token-file FILE      send the bearer token in FILE with every call (a
+                         daemon with --authentication=kubernetes)
   --json                 one JSON object on stdout instead of text
 )";
 
@@ -172,6 +178,15 @@ absl::Status ParseFlags(int argc, char** argv, Flags& f) {
       s = number(f.channels);
     } else if (arg == "--server-pid") {
       s = number(f.server_pid);
+    } else if (arg == "--token-file") {
+      std::ifstream in(value);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string token(absl::StripAsciiWhitespace(text.str()));
+      if (!in || token.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("--token-file: no token in ", value));
+      }
+      f.authorization = "Bearer " + token;
     } else {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag ", arg));
     }
@@ -402,6 +417,9 @@ class LoadGenerator {
     }
     call->intended = intended;
     call->context.emplace();
+    if (!flags_.authorization.empty()) {
+      call->context->AddMetadata("authorization", flags_.authorization);
+    }
     call->context->set_deadline(std::chrono::system_clock::now() +
                                 absl::ToChronoMilliseconds(flags_.timeout));
     call->response.Clear();

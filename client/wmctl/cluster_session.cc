@@ -67,11 +67,11 @@ absl::StatusOr<kube::ClusterConnection> LoadClusterConnection(const KubeconfigSe
   // The service's one cluster is named after it, as the daemon's are.
   connection->context = options.context;
   if (!settings.as.empty()) {
-    connection->impersonate_user = settings.as;
-    connection->impersonate_uid.clear();
-    connection->impersonate_extra.clear();
+    connection->impersonate.user = settings.as;
+    connection->impersonate.uid.clear();
+    connection->impersonate.extra.clear();
   }
-  if (!settings.as_groups.empty()) connection->impersonate_groups = settings.as_groups;
+  if (!settings.as_groups.empty()) connection->impersonate.groups = settings.as_groups;
   return connection;
 }
 

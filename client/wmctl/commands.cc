@@ -86,6 +86,8 @@ Daemon-mode flags:
   --tls-cert FILE         PEM client certificate (mutual TLS); with --tls-key
   --tls-key FILE          its private key
   --tls-server-name NAME  the name to verify in the daemon's certificate
+  --token-file FILE       send the bearer token in FILE (a daemon with
+                          --authentication=kubernetes; $WM_TOKEN_FILE)
   --cluster NAME          a cluster (kubeconfig context) of the daemon
   -n, --namespace NS      namespace (default "default")
   --request-timeout T     deadline of each call (default 10s; 0 = none)
@@ -362,6 +364,7 @@ class Wmctl {
     pick("--tls-cert", nullptr, file.tls_cert, c.tls_cert_file, nullptr);
     pick("--tls-key", nullptr, file.tls_key, c.tls_key_file, nullptr);
     pick("--tls-server-name", nullptr, file.tls_server_name, c.tls_server_name, nullptr);
+    pick("--token-file", kTokenFileEnv, file.token_file, c.token_file, nullptr);
     // The mode: --address, else a kubeconfig-mode flag, else an address from
     // the environment or the config file, else kubeconfig mode.
     std::string kube_flag;
@@ -624,8 +627,7 @@ class Wmctl {
   }
 
   int CallFailed(const grpc::Status& status) {
-    return Fail(ExitCodeFor(status),
-                ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
+    return Fail(ExitCodeFor(status), ErrorMessageFor(status, client_->connection()));
   }
 
   // TYPE/NAME, or TYPE NAME; `name_required` makes a bare TYPE a usage error.
@@ -1019,8 +1021,7 @@ class Wmctl {
       grpc::Status status = client_->ValidateDefinition(request, &response);
       if (!status.ok()) {
         exit_code = ExitCodeFor(status);
-        return absl::UnavailableError(
-            ErrorMessageFor(status, client_->address(), settings_.connection.deadline));
+        return absl::UnavailableError(ErrorMessageFor(status, client_->connection()));
       }
       return std::vector<v1::Finding>(response.findings().begin(), response.findings().end());
     }

@@ -84,6 +84,8 @@ absl::StatusOr<FileSettings> ReadConfigFile(const std::string& path) {
       status = text_value(key, value, settings.cluster);
     } else if (key == "namespace") {
       status = text_value(key, value, settings.namespace_);
+    } else if (key == "token-file") {
+      status = path_value(key, value, settings.token_file);
     } else if (key == "output") {
       status = text_value(key, value, settings.output);
       if (status.ok() && settings.output && !IsOutputFormat(*settings.output)) {

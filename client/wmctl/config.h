@@ -14,13 +14,14 @@ namespace wm::wmctl {
 using Getenv = std::function<const char*(const char*)>;
 
 // The environment variables wmctl reads. The daemon's own variables are
-// WM_*; wmctl's are WMCTL_*, except WM_ADDRESS, which is where a client
-// finds the daemon.
+// WM_*; wmctl's are WMCTL_*, except WM_ADDRESS and WM_TOKEN_FILE, which say
+// where a client finds the daemon and what it shows it.
 inline constexpr char kAddressEnv[] = "WM_ADDRESS";
 inline constexpr char kClusterEnv[] = "WMCTL_CLUSTER";
 inline constexpr char kNamespaceEnv[] = "WMCTL_NAMESPACE";
 inline constexpr char kOutputEnv[] = "WMCTL_OUTPUT";
 inline constexpr char kConfigEnv[] = "WMCTL_CONFIG";
+inline constexpr char kTokenFileEnv[] = "WM_TOKEN_FILE";
 
 // True for table, wide, json and yaml.
 bool IsOutputFormat(absl::string_view format);
@@ -37,8 +38,9 @@ bool IsOutputFormat(absl::string_view format);
 //     cert: client.crt
 //     key: client.key
 //     server-name: workloadmapd.example.com
+//   token-file: /var/run/secrets/workloadmap/token
 struct FileSettings {
-  std::optional<std::string> address, cluster, namespace_, output;
+  std::optional<std::string> address, cluster, namespace_, output, token_file;
   std::optional<bool> tls;
   std::optional<std::string> tls_ca, tls_cert, tls_key, tls_server_name;
 };

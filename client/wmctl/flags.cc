@@ -8,8 +8,9 @@
 namespace wm::wmctl {
 namespace {
 
-constexpr absl::string_view kDaemon[] = {"--address",  "--tls",     "--tls-ca",
-                                         "--tls-cert", "--tls-key", "--tls-server-name"};
+constexpr absl::string_view kDaemon[] = {"--address",   "--tls",     "--tls-ca",
+                                         "--tls-cert",  "--tls-key", "--tls-server-name",
+                                         "--token-file"};
 constexpr absl::string_view kKubeconfig[] = {"--kubeconfig", "--context", "--as", "--as-group"};
 
 template <size_t N>
@@ -40,6 +41,7 @@ const std::vector<FlagSpec>& AllFlags() {
       {"--tls-cert", "", FlagValue::kPath},
       {"--tls-key", "", FlagValue::kPath},
       {"--tls-server-name", "", FlagValue::kText},
+      {"--token-file", "", FlagValue::kPath},
       {"--kubeconfig", "", FlagValue::kPath},
       {"--context", "", FlagValue::kContext},
       {"--as", "", FlagValue::kText},

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,8 @@ namespace v1 = ::workloadmap::v1;
 
 constexpr int kPageSize = 500;
 
-absl::StatusOr<std::string> ReadPem(const std::string& flag, const std::string& path) {
+// The whole file a flag names (a PEM file, a token).
+absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
   std::stringstream text;
@@ -43,14 +45,14 @@ absl::StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(const Connection&
   if (connection.tls && !absl::StartsWith(connection.address, "unix:")) {
     grpc::SslCredentialsOptions ssl;
     if (!connection.tls_ca_file.empty()) {
-      auto ca = ReadPem("--tls-ca", connection.tls_ca_file);
+      auto ca = ReadFlagFile("--tls-ca", connection.tls_ca_file);
       if (!ca.ok()) return ca.status();
       ssl.pem_root_certs = *std::move(ca);
     }
     if (!connection.tls_cert_file.empty()) {
-      auto cert = ReadPem("--tls-cert", connection.tls_cert_file);
+      auto cert = ReadFlagFile("--tls-cert", connection.tls_cert_file);
       if (!cert.ok()) return cert.status();
-      auto key = ReadPem("--tls-key", connection.tls_key_file);
+      auto key = ReadFlagFile("--tls-key", connection.tls_key_file);
       if (!key.ok()) return key.status();
       ssl.pem_cert_chain = *std::move(cert);
       ssl.pem_private_key = *std::move(key);
@@ -60,8 +62,19 @@ absl::StatusOr<std::unique_ptr<LiveClient>> LiveClient::Create(const Connection&
       arguments.SetSslTargetNameOverride(connection.tls_server_name);
     }
   }
+  std::string token;
+  if (!connection.token_file.empty()) {
+    auto read = ReadFlagFile("--token-file", connection.token_file);
+    if (!read.ok()) return read.status();
+    token = std::string(absl::StripAsciiWhitespace(*read));
+    if (token.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--token-file: ", connection.token_file, " is empty"));
+    }
+  }
   auto channel = grpc::CreateCustomChannel(connection.address, credentials, arguments);
-  return std::unique_ptr<LiveClient>(new LiveClient(connection, std::move(channel)));
+  return std::unique_ptr<LiveClient>(
+      new LiveClient(connection, std::move(token), std::move(channel)));
 }
 
 std::unique_ptr<LiveClient> LiveClient::InProcess(std::shared_ptr<grpc::Channel> channel,
@@ -69,13 +82,17 @@ std::unique_ptr<LiveClient> LiveClient::InProcess(std::shared_ptr<grpc::Channel>
   Connection connection;
   connection.address.clear();
   connection.deadline = deadline;
-  return std::unique_ptr<LiveClient>(new LiveClient(std::move(connection), std::move(channel)));
+  return std::unique_ptr<LiveClient>(new LiveClient(std::move(connection), "", std::move(channel)));
 }
 
-LiveClient::LiveClient(Connection connection, std::shared_ptr<grpc::Channel> channel)
-    : connection_(std::move(connection)), stub_(v1::WorkloadMap::NewStub(channel)) {}
+LiveClient::LiveClient(Connection connection, std::string token,
+                       std::shared_ptr<grpc::Channel> channel)
+    : connection_(std::move(connection)),
+      token_(std::move(token)),
+      stub_(v1::WorkloadMap::NewStub(channel)) {}
 
 void LiveClient::Prepare(grpc::ClientContext& context) const {
+  if (!token_.empty()) context.AddMetadata("authorization", "Bearer " + token_);
   if (connection_.deadline == absl::InfiniteDuration()) return;  // --request-timeout 0
   context.set_deadline(absl::ToChronoTime(absl::Now() + connection_.deadline));
 }
@@ -141,8 +158,9 @@ int ExitCodeFor(const grpc::Status& status) {
   }
 }
 
-std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
-                            absl::Duration deadline) {
+std::string ErrorMessageFor(const grpc::Status& status, const Connection& connection) {
+  const std::string& address = connection.address;
+  const absl::Duration deadline = connection.deadline;
   if (address.empty()) {
     if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
       return absl::StrCat("no answer within ", absl::FormatDuration(deadline),
@@ -156,6 +174,17 @@ std::string ErrorMessageFor(const grpc::Status& status, const std::string& addre
     case grpc::StatusCode::DEADLINE_EXCEEDED:
       return absl::StrCat("workloadmapd at ", address, " did not answer within ",
                           absl::FormatDuration(deadline));
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return absl::StrCat(
+          "workloadmapd at ", address, " did not accept the caller: ", status.error_message(),
+          connection.token_file.empty()
+              ? " (it authenticates callers: pass --token-file with a token it accepts, e.g. from "
+                "kubectl create token SERVICEACCOUNT --audience=workloadmap)"
+              : absl::StrCat(" (the token of --token-file ", connection.token_file, ")"));
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return absl::StrCat(
+          "workloadmapd at ", address, " refused: ", status.error_message(),
+          " (ask for that RBAC permission; kubectl auth can-i tells what you have)");
     default:
       return status.error_message();
   }

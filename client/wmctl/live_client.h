@@ -26,14 +26,17 @@ struct Connection {
   std::string tls_cert_file;  // client certificate (mutual TLS), with key
   std::string tls_key_file;
   std::string tls_server_name;  // the name to verify instead of the host's
+  // A file holding the bearer token sent with every call (a daemon run with
+  // --authentication=kubernetes); empty: none.
+  std::string token_file;
   absl::Duration deadline = absl::Seconds(10);
 };
 
 // A connection to workloadmapd; every call has the connection's deadline.
 class LiveClient {
  public:
-  // Reads the TLS files; InvalidArgument naming the file that is missing
-  // or unreadable.
+  // Reads the TLS files and the token file; InvalidArgument naming the file
+  // that is missing, unreadable or (the token file) empty.
   static absl::StatusOr<std::unique_ptr<LiveClient>> Create(const Connection& connection);
   // A client of an in-process service (kubeconfig mode): its address is
   // empty.
@@ -41,6 +44,7 @@ class LiveClient {
                                                absl::Duration deadline);
 
   const std::string& address() const { return connection_.address; }
+  const Connection& connection() const { return connection_; }
 
   grpc::Status ResolveWorkload(const workloadmap::v1::ResolveWorkloadRequest& request,
                                workloadmap::v1::ResolveWorkloadResponse* response);
@@ -55,10 +59,11 @@ class LiveClient {
                                   workloadmap::v1::ValidateDefinitionResponse* response);
 
  private:
-  LiveClient(Connection connection, std::shared_ptr<grpc::Channel> channel);
+  LiveClient(Connection connection, std::string token, std::shared_ptr<grpc::Channel> channel);
   void Prepare(grpc::ClientContext& context) const;
 
   Connection connection_;
+  std::string token_;  // read from connection_.token_file
   std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
 };
 
@@ -67,10 +72,10 @@ class LiveClient {
 int ExitCodeFor(const grpc::Status& status);
 
 // The message printed after "error: ", naming the address when the daemon
-// is unreachable, unavailable or too slow. An empty address is the
-// in-process service of kubeconfig mode: its own message.
-std::string ErrorMessageFor(const grpc::Status& status, const std::string& address,
-                            absl::Duration deadline);
+// is unreachable, unavailable or too slow, and saying what to send when it
+// refused the caller. An empty address is the in-process service of
+// kubeconfig mode: its own message.
+std::string ErrorMessageFor(const grpc::Status& status, const Connection& connection);
 
 }  // namespace wm::wmctl
 

@@ -304,8 +304,8 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
   EXPECT_THAT(complete({"get", "--phase", "Running,F"}), ElementsAre("Running,Failed"));
   EXPECT_THAT(complete({"gang", "--"}),
               ElementsAre("--config", "--address", "--tls", "--tls-ca", "--tls-cert", "--tls-key",
-                          "--tls-server-name", "--kubeconfig", "--context", "--as", "--as-group",
-                          "--request-timeout", "--cluster", "--namespace", "--output",
+                          "--tls-server-name", "--token-file", "--kubeconfig", "--context", "--as",
+                          "--as-group", "--request-timeout", "--cluster", "--namespace", "--output",
                           "--definitions", "--no-catalog", "--help"));
   EXPECT_THAT(complete({"get", "--all-"}), ElementsAre("--all-namespaces", "--all-types"));
   EXPECT_THAT(complete({"completion", ""}), ElementsAre("bash", "fish", "zsh"));

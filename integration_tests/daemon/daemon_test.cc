@@ -5,8 +5,11 @@
 #include <atomic>
 #include <cstdio>
 #include <fstream>
+#include <map>
+#include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
@@ -22,6 +25,7 @@ namespace {
 namespace v1 = workloadmap::v1;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::wm::kube::testing::Eventually;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
@@ -122,6 +126,14 @@ std::vector<std::string> Pods(const std::string& ns) {
   for (const Json& pod : (*list)["items"]) names.push_back(pod["metadata"]["name"]);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+// The body and, on the last line, the status of GET `path`, sending
+// `authorization` unless empty.
+std::string HttpGet(int port, const std::string& path, const std::string& authorization = "") {
+  std::string header = authorization.empty() ? "" : " -H 'authorization: " + authorization + "'";
+  return RunCommand(
+      absl::StrCat("curl -s", header, " -w '\\n%{http_code}' http://127.0.0.1:", port, path));
 }
 
 std::string NewDemo(const std::string& prefix) {
@@ -272,10 +284,6 @@ TEST(DaemonTest, AnswersEachErrorWithItsCode) {
   expired.set_deadline(std::chrono::system_clock::now() - std::chrono::seconds(1));
   status = daemon.stub().ResolveWorkload(&expired, inline_request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
-}
-
-std::string HttpGet(int port, const std::string& path) {
-  return RunCommand(absl::StrCat("curl -s -w '\\n%{http_code}' http://127.0.0.1:", port, path));
 }
 
 TEST(DaemonTest, ExportsMetricsAndReadiness) {
@@ -493,10 +501,165 @@ TEST(DaemonTest, AuthenticatesAndAuthorizesCallersAsTheClusterDoes) {
   grpc::Status wrong_audience = resolve("Bearer " + *foreign);
   EXPECT_EQ(wrong_audience.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_THAT(wrong_audience.error_message(), HasSubstr("rejected"));
+  // The denial is in the audit log: who, what, the decision.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return absl::StrContains(daemon.Log(),
+                                 "INFO audit method=ResolveWorkload user=system:"
+                                 "serviceaccount:" +
+                                     ns + ":intern");
+      },
+      absl::Seconds(5)))
+      << daemon.Log();
+  EXPECT_THAT(daemon.Log(), HasSubstr("decision=denied code=PERMISSION_DENIED"));
+
+  // HTTP: the probes are open; /metrics needs a token and RBAC's get on the
+  // non-resource URL /metrics, as a Prometheus scraper's ClusterRole grants.
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/healthz"), ::testing::EndsWith("200"));
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/readyz"), ::testing::EndsWith("200"));
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/metrics"),
+              ::testing::EndsWith("no credentials: send \"Authorization: Bearer <token>\"\n\n401"));
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/metrics", "Bearer " + *intern),
+              ::testing::EndsWith("403"));
+  ASSERT_TRUE(
+      tb.BindClusterRole(ns, "scheduler", {{{"nonResourceURLs", {"/metrics"}}, {"verbs", {"get"}}}})
+          .ok());
+  std::string metrics;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        metrics = HttpGet(daemon.metrics_port(), "/metrics", "Bearer " + *scheduler);
+        return absl::EndsWith(metrics, "\n200");
+      },
+      kWait))
+      << metrics;
+  // Decisions are counted, by code and by where they came from.
+  EXPECT_THAT(metrics, HasSubstr("workloadmap_authentications_total{code=\"UNAUTHENTICATED\""));
+  EXPECT_THAT(metrics,
+              HasSubstr("workloadmap_authorizations_total{code=\"PERMISSION_DENIED\",source="));
+  EXPECT_THAT(metrics,
+              HasSubstr("workloadmap_access_cache_lookups_total{cache=\"access\",result=\"hit\"}"));
+  // /debug/cache is another URL: the grant for /metrics does not cover it.
+  EXPECT_THAT(HttpGet(daemon.metrics_port(), "/debug/cache", "Bearer " + *scheduler),
+              ::testing::EndsWith("403"));
   EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
   // The shared daemon runs with authentication off, and says so.
   EXPECT_THAT(Daemon().Log(), HasSubstr("authentication is off"));
   Seed("delete-demo.sh --namespace " + ns);
+}
+
+// The acceptance of listing under authorization: a ServiceAccount with
+// cluster-wide read, one with read in one namespace, one with nothing, and
+// a revoked RoleBinding taking effect within the (short) cache TTL.
+TEST(DaemonTest, ListsAndWatchesOnlyTheNamespacesTheCallerMayList) {
+  Testbed& tb = Testbed::Get();
+  std::string team_a = NewDemo("team-a");
+  std::string team_b = NewDemo("team-b");
+  const Json read = {{{"apiGroups", {"jobset.x-k8s.io"}},
+                      {"resources", {"jobsets"}},
+                      {"verbs", {"get", "list", "watch"}}}};
+  for (const char* name : {"reader", "member", "nobody"}) {
+    ASSERT_TRUE(tb.CreateServiceAccount(team_a, name).ok());
+  }
+  ASSERT_TRUE(tb.BindClusterRole(team_a, "reader", read).ok());
+  ASSERT_TRUE(tb.BindRole(team_a, "member", read).ok());
+  std::map<std::string, std::string> tokens;
+  for (const char* name : {"reader", "member", "nobody"}) {
+    absl::StatusOr<std::string> token = tb.ServiceAccountToken(team_a, name, "workloadmap");
+    ASSERT_TRUE(token.ok()) << token.status();
+    tokens[name] = "Bearer " + *token;
+  }
+  DaemonProcess daemon({"--kubeconfig", tb.kubeconfig(), "--authentication=kubernetes",
+                        "--token-audiences=workloadmap", "--authorization-allowed-ttl=1s",
+                        "--authorization-denied-ttl=1s"});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+
+  // The namespaces among {team_a, team_b} that `who` lists JobSets in.
+  auto listed = [&](const std::string& who, bool* filtered) {
+    auto context = Context();
+    context->AddMetadata("authorization", tokens[who]);
+    v1::ListWorkloadsRequest request;
+    request.add_kinds("JobSet");
+    v1::ListWorkloadsResponse response;
+    grpc::Status status = daemon.stub().ListWorkloads(context.get(), request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    *filtered = response.filtered();
+    std::set<std::string> namespaces;
+    for (const auto& row : response.workloads()) {
+      if (row.ref().namespace_() == team_a || row.ref().namespace_() == team_b) {
+        namespaces.insert(row.ref().namespace_());
+      }
+    }
+    return namespaces;
+  };
+  bool filtered = false;
+  // Eventually: RBAC's informers catch up with the new bindings.
+  EXPECT_TRUE(Eventually(
+      [&] {
+        return listed("reader", &filtered) == std::set<std::string>{team_a, team_b};
+      },
+      kWait));
+  EXPECT_FALSE(filtered);
+  EXPECT_TRUE(Eventually(
+      [&] { return listed("member", &filtered) == std::set<std::string>{team_a}; }, kWait));
+  EXPECT_TRUE(filtered);
+  EXPECT_EQ(listed("nobody", &filtered), std::set<std::string>{});
+  EXPECT_TRUE(filtered);
+  // wmctl sends the token of --token-file, and says what is missing without.
+  {
+    std::string file = ::testing::TempDir() + "/member.token";
+    std::ofstream(file) << tokens["member"].substr(std::string("Bearer ").size()) << "\n";
+    std::string wmctl = absl::StrCat(WM_BINARY_DIR "/bin/wmctl get jobsets -A -o json --address ",
+                                     daemon.address());
+    int status = 0;
+    std::string rows = RunCommand(wmctl + " --token-file " + file + " 2>&1", &status);
+    EXPECT_EQ(status, 0) << rows;
+    EXPECT_THAT(rows, HasSubstr("\"" + team_a + "\""));
+    EXPECT_THAT(rows, Not(HasSubstr("\"" + team_b + "\"")));
+    std::string refused = RunCommand(wmctl + " 2>&1", &status);
+    EXPECT_NE(status, 0);
+    EXPECT_THAT(refused, HasSubstr("did not accept the caller"));
+    EXPECT_THAT(refused, HasSubstr("--token-file"));
+  }
+  // Resolving team-b's JobSet is denied to the member, as get is.
+  {
+    auto context = Context();
+    context->AddMetadata("authorization", tokens["member"]);
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = JobSetRef(team_b);
+    v1::ResolveWorkloadResponse response;
+    grpc::Status status = daemon.stub().ResolveWorkload(context.get(), request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED) << status.error_message();
+  }
+
+  // The member's watch shows team-a only, and loses it when the RoleBinding
+  // goes, though the JobSet does not change.
+  auto context = Context(absl::Seconds(60));
+  context->AddMetadata("authorization", tokens["member"]);
+  v1::WatchWorkloadsRequest request;
+  request.add_kinds("JobSet");
+  auto stream = daemon.stub().WatchWorkloads(context.get(), request);
+  std::set<std::string> added;
+  v1::WorkloadEvent event;
+  ASSERT_TRUE(ReadUntil(*stream, &event, [&](const v1::WorkloadEvent& e) {
+    if (e.type() == v1::WorkloadEvent::ADDED) added.insert(e.workload().ref().namespace_());
+    return e.type() == v1::WorkloadEvent::SYNCED;
+  }));
+  EXPECT_TRUE(event.filtered());
+  EXPECT_TRUE(added.contains(team_a));
+  EXPECT_FALSE(added.contains(team_b));
+  ASSERT_TRUE(tb.Call("DELETE", "/apis/rbac.authorization.k8s.io/v1/namespaces/" + team_a +
+                                    "/rolebindings/member")
+                  .ok());
+  ASSERT_TRUE(ReadUntil(*stream, &event, [&](const v1::WorkloadEvent& e) {
+    return e.type() == v1::WorkloadEvent::DELETED && e.workload().ref().namespace_() == team_a;
+  })) << daemon.Log();
+  context->TryCancel();
+  while (stream->Read(&event)) {
+  }
+  stream->Finish().IgnoreError();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+  Seed("delete-demo.sh --namespace " + team_a);
+  Seed("delete-demo.sh --namespace " + team_b);
 }
 
 TEST(DaemonTest, ServesSeveralClustersByContext) {

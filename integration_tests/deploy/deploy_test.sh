@@ -10,6 +10,9 @@
 #     and resolves the seed JobSet (12 GPUs): the RBAC is enough;
 #  3. an applied MutatePodSpecs gets PERMISSION_DENIED: the RBAC is read-only;
 #  4. with the patch-permission component's RBAC, the same call is applied;
+#  4b. the access-control component grants the least it needs, and with it
+#     the daemon authenticates callers with TokenReview and applies a
+#     caller's mutation as the caller (impersonation, shown in managedFields);
 #  5. the catalog's kinds and the ClusterRoles match both ways (nothing
 #     missing, nothing extra), and only read verbs (resp. patch) are granted;
 #  6. every shared library the shipped binaries load comes from a package the
@@ -81,7 +84,9 @@ kubectl label namespace "$ns" pod-security.kubernetes.io/warn=restricted >/dev/n
 for overlay in standalone sidecar; do
   kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
     fail "kubectl kustomize deploy/overlays/$overlay"
-  for component in "" patch-permission; do
+  for component in "" patch-permission access-control; do
+    # access-control patches the standalone Deployment's container.
+    [[ "$overlay/$component" == sidecar/access-control ]] && continue
     what="$overlay${component:++$component}"
     retarget "$what" "overlays/$overlay" "${component:+overlays/$component}" >"$work/$what.retargeted.yaml"
     if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
@@ -109,7 +114,7 @@ jq -e '
   ([$pod.containers[].volumeMounts[]? | select(.mountPath == "/run/workloadmap")] | length) == 1 and
   ([$pod.volumes[] | select(.emptyDir != null)] | length) == 1' \
   "$work/sidecar.json" >/dev/null || fail "sidecar: not a native sidecar sharing /run/workloadmap"
-echo "ok: overlays build and pass a server-side dry-run (standalone, sidecar, each with patch-permission)"
+echo "ok: overlays build and pass a server-side dry-run (standalone and sidecar, each with patch-permission; standalone with access-control)"
 # (The seed's pods are not restricted; no warnings for them.)
 kubectl label namespace "$ns" pod-security.kubernetes.io/warn- >/dev/null
 
@@ -204,6 +209,71 @@ jq -e '.applied == true' <<<"$applied" >/dev/null 2>&1 || fail "not applied with
 [[ "$(scheduler_names)" == "kai-scheduler kai-scheduler" ]] ||
   fail "the JobSet's pod templates after the applied mutation: '$(scheduler_names)'"
 echo "ok: with the patch-permission RBAC the mutation is applied to the JobSet"
+
+# --- 4b. The access-control component ----------------------------------------
+retarget access base overlays/access-control | to_json >"$work/access.json"
+jq -e '
+  ([.[] | select(.kind == "ClusterRole" and (.metadata.name | startswith("workloadmapd-access-control")))
+    | .rules] == [[
+    {apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"]},
+    {apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"]},
+    {apiGroups: [""], resources: ["users", "groups", "serviceaccounts"], verbs: ["impersonate"]},
+    {apiGroups: ["authentication.k8s.io"], resources: ["uids"], verbs: ["impersonate"]}]]) and
+  (.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args |
+    index("--authentication=kubernetes") != null and index("--token-audiences=workloadmap") != null)' \
+  "$work/access.json" >/dev/null ||
+  fail "access-control: not exactly the least rules, or the Deployment is not switched to --authentication=kubernetes"
+jq '.[] | select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+  (.metadata.name | startswith("workloadmapd-access-control")))' "$work/access.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+# Callers, not the daemon, need patch now.
+kubectl delete clusterrolebinding "workloadmapd-patch$suffix" >/dev/null
+kill "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+"$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" --listen "127.0.0.1:$port" \
+  --authentication=kubernetes --token-audiences=workloadmap 2>"$work/daemon-access.log" &
+daemon_pid=$!
+wait_ready "$work/daemon-access.log" "$daemon_pid"
+# A caller that may get and patch the JobSet, and a reader that may only get it.
+for caller in caller:get,patch reader:get; do
+  name=${caller%%:*}
+  kubectl create serviceaccount "$name" -n "$ns" >/dev/null
+  kubectl create role "$name" -n "$ns" --verb="${caller#*:}" --resource=jobsets.jobset.x-k8s.io >/dev/null
+  kubectl create rolebinding "$name" -n "$ns" --role="$name" --serviceaccount="$ns:$name" >/dev/null
+done
+caller_token=$(kubectl create token caller -n "$ns" --audience=workloadmap --duration=10m)
+reader_token=$(kubectl create token reader -n "$ns" --audience=workloadmap --duration=10m)
+mutate_as() {  # mutate_as TOKEN SCHEDULER
+  "$grpcurl" -plaintext ${1:+-H "authorization: Bearer $1"} \
+    -d "{\"ref\": {\"namespace\": \"$ns\", \"kind\": \"JobSet\", \"name\": \"demo\"},
+    \"changes\": [{\"scheduler_name\": \"$2\"}], \"apply\": true}" \
+    "127.0.0.1:$port" workloadmap.v1.WorkloadMap/MutatePodSpecs
+}
+if out=$(mutate_as "" volcano 2>&1); then fail "a call without a token was served: $out"; fi
+grep -q 'Code: Unauthenticated' <<<"$out" || fail "expected Unauthenticated without a token: $out"
+# RBAC's cache follows the new Role and binding: allow a moment.
+for _ in $(seq 50); do
+  if applied=$(mutate_as "$caller_token" volcano 2>&1); then break; fi
+  sleep 0.1
+done
+jq -e '.applied == true' <<<"$applied" >/dev/null 2>&1 ||
+  fail "the caller's mutation (TokenReview, SubjectAccessReview, impersonated patch): $applied"
+# The reader may read the JobSet (the daemon lets the call through) but not
+# patch it: the apiserver itself refuses the patch made as the reader.
+for _ in $(seq 50); do
+  if out=$(mutate_as "$reader_token" other 2>&1); then fail "the reader's mutation was applied: $out"; fi
+  grep -q 'may not get' <<<"$out" || break  # (RBAC's cache, as above)
+  sleep 0.1
+done
+grep -q 'Code: PermissionDenied' <<<"$out" && grep -q 'the apiserver refused the patch' <<<"$out" ||
+  fail "expected the apiserver's refusal of the reader's patch: $out"
+[[ "$(scheduler_names)" == "volcano volcano" ]] || fail "the JobSet after the caller's mutation: '$(scheduler_names)'"
+manager="workloadmap:system:serviceaccount:$ns:caller"
+kubectl get jobset demo -n "$ns" -o json --show-managed-fields |
+  jq -e --arg m "$manager" '[.metadata.managedFields[].manager] | index($m) != null' >/dev/null ||
+  fail "managedFields do not name $manager"
+grep -q '"stage":"apply"\|stage=apply' "$work/daemon-access.log" || fail "no audit line for the apply"
+echo "ok: with access-control, callers are authenticated and a caller's mutation is applied as the caller ($manager)"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"

@@ -34,18 +34,18 @@ TEST(AccessIntegrationTest, ServiceAccountTokensAreReviewedByTheApiserver) {
   Authenticator authenticator({.client_certificates = true, .tokens = &tokens});
   CallerCredentials credentials;
   credentials.bearer_token = *ours;
-  absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
+  absl::StatusOr<SharedIdentity> identity = authenticator.Authenticate(credentials);
   ASSERT_TRUE(identity.ok()) << identity.status();
-  EXPECT_EQ(identity->user, "system:serviceaccount:" + ns + ":reader");
-  EXPECT_FALSE(identity->uid.empty());
-  EXPECT_THAT(identity->groups, Contains("system:serviceaccounts:" + ns));
-  EXPECT_THAT(identity->groups, Contains("system:authenticated"));
+  EXPECT_EQ((*identity)->user, "system:serviceaccount:" + ns + ":reader");
+  EXPECT_FALSE((*identity)->uid.empty());
+  EXPECT_THAT((*identity)->groups, Contains("system:serviceaccounts:" + ns));
+  EXPECT_THAT((*identity)->groups, Contains("system:authenticated"));
 
   // A token minted for another audience, and one that is no token at all.
   credentials.bearer_token = *foreign;
   EXPECT_TRUE(absl::IsUnauthenticated(authenticator.Authenticate(credentials).status()));
   credentials.bearer_token = "not-a-token";
-  absl::StatusOr<Identity> rejected = authenticator.Authenticate(credentials);
+  absl::StatusOr<SharedIdentity> rejected = authenticator.Authenticate(credentials);
   EXPECT_TRUE(absl::IsUnauthenticated(rejected.status())) << rejected.status();
   EXPECT_THAT(rejected.status().message(), HasSubstr("rejected"));
 

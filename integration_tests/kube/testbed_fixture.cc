@@ -127,6 +127,29 @@ absl::Status Testbed::BindRole(const std::string& ns, const std::string& name,
       .status();
 }
 
+absl::Status Testbed::BindClusterRole(const std::string& ns, const std::string& name,
+                                      const Json& rules) const {
+  const std::string rbac = "/apis/rbac.authorization.k8s.io/v1";
+  const std::string cluster_name = ns + "-" + name;
+  absl::Status role = Call("POST", rbac + "/clusterroles",
+                           {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+                            {"kind", "ClusterRole"},
+                            {"metadata", {{"name", cluster_name}}},
+                            {"rules", rules}})
+                          .status();
+  if (!role.ok()) return role;
+  return Call("POST", rbac + "/clusterrolebindings",
+              {{"apiVersion", "rbac.authorization.k8s.io/v1"},
+               {"kind", "ClusterRoleBinding"},
+               {"metadata", {{"name", cluster_name}}},
+               {"roleRef",
+                {{"apiGroup", "rbac.authorization.k8s.io"},
+                 {"kind", "ClusterRole"},
+                 {"name", cluster_name}}},
+               {"subjects", {{{"kind", "ServiceAccount"}, {"name", name}, {"namespace", ns}}}}})
+      .status();
+}
+
 absl::StatusOr<std::string> Testbed::ServiceAccountToken(const std::string& ns,
                                                          const std::string& name,
                                                          const std::string& audience) const {

@@ -43,6 +43,10 @@ class Testbed {
   // Grants ServiceAccount ns/name the RBAC `rules` (a Role's rules) in its
   // namespace: a Role and a RoleBinding, both named after it.
   absl::Status BindRole(const std::string& ns, const std::string& name, const Json& rules) const;
+  // Grants ServiceAccount ns/name the RBAC `rules` in every namespace: a
+  // ClusterRole and a ClusterRoleBinding, both named "<ns>-<name>".
+  absl::Status BindClusterRole(const std::string& ns, const std::string& name,
+                               const Json& rules) const;
   // A 10-minute token of ServiceAccount ns/name for `audience`, from the
   // TokenRequest API, as the kubelet projects one into a pod.
   absl::StatusOr<std::string> ServiceAccountToken(const std::string& ns, const std::string& name,

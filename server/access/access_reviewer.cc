@@ -6,7 +6,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/access/internal/post_review.h"
-#include "server/access/token_reviewer.h"
 #include "server/common/json_path.h"
 #include "server/common/user_text.h"
 
@@ -20,14 +19,20 @@ void AppendField(std::string& key, absl::string_view field) {
   absl::StrAppend(&key, field.size(), ":", field, ";");
 }
 
+// The request itself (user names and attributes, no secret), not a digest of
+// it: built on every call, so it should cost little.
 std::string CacheKey(const Identity& who, const ResourceAttributes& what) {
   std::string key;
+  key.reserve(256);
   AppendField(key, who.user);
   AppendField(key, who.uid);
-  std::vector<std::string> groups = who.groups;
-  std::sort(groups.begin(), groups.end());
+  std::vector<const std::string*> groups;
+  groups.reserve(who.groups.size());
+  for (const std::string& group : who.groups) groups.push_back(&group);
+  std::sort(groups.begin(), groups.end(),
+            [](const std::string* a, const std::string* b) { return *a < *b; });
   AppendField(key, absl::StrCat(groups.size()));
-  for (const std::string& group : groups) AppendField(key, group);
+  for (const std::string* group : groups) AppendField(key, *group);
   AppendField(key, absl::StrCat(who.extra.size()));
   for (const auto& [name, values] : who.extra) {
     AppendField(key, name);
@@ -35,15 +40,16 @@ std::string CacheKey(const Identity& who, const ResourceAttributes& what) {
     for (const std::string& value : values) AppendField(key, value);
   }
   for (const std::string* field :
-       {&what.verb, &what.group, &what.resource, &what.namespace_, &what.name}) {
+       {&what.verb, &what.group, &what.resource, &what.namespace_, &what.name, &what.path}) {
     AppendField(key, *field);
   }
-  return Sha256Hex(key);
+  return key;
 }
 
 }  // namespace
 
 std::string ResourceAttributes::Describe() const {
+  if (!path.empty()) return absl::StrCat(verb, " ", QuoteUserText(path));
   std::string out = absl::StrCat(verb, " ", resource, group.empty() ? "" : ".", group);
   if (!name.empty()) absl::StrAppend(&out, " ", QuoteUserText(name));
   absl::StrAppend(&out, namespace_.empty()
@@ -75,10 +81,15 @@ absl::StatusOr<Decision> AccessReviewer::Review(const Identity& who,
 
 absl::StatusOr<Decision> AccessReviewer::Ask(const Identity& who,
                                              const ResourceAttributes& what) const {
-  Json attributes = {{"verb", what.verb}, {"group", what.group}, {"resource", what.resource}};
-  if (!what.namespace_.empty()) attributes["namespace"] = what.namespace_;
-  if (!what.name.empty()) attributes["name"] = what.name;
-  Json spec = {{"user", who.user}, {"groups", who.groups}, {"resourceAttributes", attributes}};
+  Json spec = {{"user", who.user}, {"groups", who.groups}};
+  if (!what.path.empty()) {
+    spec["nonResourceAttributes"] = {{"verb", what.verb}, {"path", what.path}};
+  } else {
+    Json attributes = {{"verb", what.verb}, {"group", what.group}, {"resource", what.resource}};
+    if (!what.namespace_.empty()) attributes["namespace"] = what.namespace_;
+    if (!what.name.empty()) attributes["name"] = what.name;
+    spec["resourceAttributes"] = attributes;
+  }
   if (!who.uid.empty()) spec["uid"] = who.uid;
   if (!who.extra.empty()) spec["extra"] = who.extra;
   Json review = {

@@ -12,16 +12,19 @@
 
 namespace wm::access {
 
-// A request on a Kubernetes resource, as RBAC names it.
+// A request on a Kubernetes resource, as RBAC names it; or, when `path` is
+// set, a request on a URL that is not a resource ("get /metrics", as RBAC's
+// nonResourceURLs name it: how kube-rbac-proxy guards a metrics endpoint).
 struct ResourceAttributes {
   std::string verb;        // "get", "list", "watch", "patch"
   std::string group;       // "" for the core group
   std::string resource;    // the plural: "jobsets"
   std::string namespace_;  // "": every namespace (a cluster-wide grant)
   std::string name;        // "": any object
+  std::string path;        // a non-resource URL; the fields above but verb unset
 
-  // "get jobsets.jobset.x-k8s.io in namespace team-a": the words of a
-  // PERMISSION_DENIED message.
+  // "get jobsets.jobset.x-k8s.io in namespace team-a", "get /metrics": the
+  // words of a PERMISSION_DENIED message.
   std::string Describe() const;
 };
 

@@ -136,5 +136,24 @@ TEST(AccessReviewerTest, DescribeNamesVerbResourceAndNamespace) {
             "list pods in every namespace");
 }
 
+TEST(AccessReviewerTest, AsksAboutANonResourceUrlAsRbacNamesIt) {
+  testing::ReviewServer apiserver([](const std::string&, const Json& review, int*) -> Json {
+    return {{"allowed", review["spec"]["nonResourceAttributes"]["path"] == "/metrics"}};
+  });
+  kube::ApiClient client(apiserver.Connection());
+  AccessReviewer reviewer(client, {});
+  ResourceAttributes metrics{.verb = "get", .path = "/metrics"};
+  EXPECT_EQ(metrics.Describe(), "get \"/metrics\"");
+  absl::StatusOr<Decision> decision = reviewer.Review(Alice(), metrics);
+  ASSERT_TRUE(decision.ok()) << decision.status();
+  EXPECT_TRUE(decision->allowed);
+  EXPECT_EQ(apiserver.last_review()["spec"]["nonResourceAttributes"],
+            Json({{"verb", "get"}, {"path", "/metrics"}}));
+  EXPECT_FALSE(apiserver.last_review()["spec"].contains("resourceAttributes"));
+  // Another path is another question.
+  EXPECT_FALSE(reviewer.Review(Alice(), {.verb = "get", .path = "/debug/cache"})->allowed);
+  EXPECT_EQ(apiserver.reviews(), 2);
+}
+
 }  // namespace
 }  // namespace wm::access

@@ -30,17 +30,18 @@ class Authenticator {
   // The caller's identity; Unauthenticated saying why (no credentials, a
   // rejected token), or Unavailable when a token could not be reviewed. May
   // block on a TokenReview.
-  absl::StatusOr<Identity> Authenticate(const CallerCredentials& credentials) const;
+  absl::StatusOr<SharedIdentity> Authenticate(const CallerCredentials& credentials) const;
   // Authenticate's answer when it needs no call to the apiserver (a
   // certificate, no credentials, a token reviewed lately); nullopt when it
   // does. For gRPC's callback threads, which must not block.
-  std::optional<absl::StatusOr<Identity>> AuthenticateWithoutBlocking(
+  std::optional<absl::StatusOr<SharedIdentity>> AuthenticateWithoutBlocking(
       const CallerCredentials& credentials) const;
 
  private:
   // The answer for credentials that are not a bearer token to review:
   // nullopt when they are.
-  std::optional<absl::StatusOr<Identity>> WithoutToken(const CallerCredentials& credentials) const;
+  std::optional<absl::StatusOr<SharedIdentity>> WithoutToken(
+      const CallerCredentials& credentials) const;
 
   const Options options_;
 };

@@ -23,20 +23,20 @@ TEST(AuthenticatorTest, AClientCertificateNamesUserAndGroupsAsTheApiserverDoes) 
   Authenticator authenticator({.client_certificates = true, .tokens = nullptr});
   CallerCredentials credentials;
   credentials.certificate = CallerCredentials::Certificate{"kai-scheduler", {"schedulers", "ops"}};
-  absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
+  absl::StatusOr<SharedIdentity> identity = authenticator.Authenticate(credentials);
   ASSERT_TRUE(identity.ok()) << identity.status();
-  EXPECT_EQ(identity->user, "kai-scheduler");
-  EXPECT_THAT(identity->groups, ElementsAre("schedulers", "ops", "system:authenticated"));
+  EXPECT_EQ((*identity)->user, "kai-scheduler");
+  EXPECT_THAT((*identity)->groups, ElementsAre("schedulers", "ops", "system:authenticated"));
   // Known without blocking.
-  std::optional<absl::StatusOr<Identity>> now =
+  std::optional<absl::StatusOr<SharedIdentity>> now =
       authenticator.AuthenticateWithoutBlocking(credentials);
   ASSERT_TRUE(now.has_value());
-  EXPECT_EQ(**now, *identity);
+  EXPECT_EQ(***now, **identity);
 }
 
 TEST(AuthenticatorTest, NoCredentialsAreUnauthenticatedSayingWhatToSend) {
   Authenticator certificates_only({.client_certificates = true, .tokens = nullptr});
-  absl::StatusOr<Identity> identity = certificates_only.Authenticate({});
+  absl::StatusOr<SharedIdentity> identity = certificates_only.Authenticate({});
   EXPECT_TRUE(absl::IsUnauthenticated(identity.status()));
   EXPECT_THAT(identity.status().message(), HasSubstr("client certificates only"));
 
@@ -61,14 +61,14 @@ TEST(AuthenticatorTest, ATokenIsReviewedOnceThenKnownWithoutBlocking) {
   CallerCredentials credentials;
   credentials.bearer_token = "t";
   EXPECT_EQ(authenticator.AuthenticateWithoutBlocking(credentials), std::nullopt);
-  absl::StatusOr<Identity> identity = authenticator.Authenticate(credentials);
+  absl::StatusOr<SharedIdentity> identity = authenticator.Authenticate(credentials);
   ASSERT_TRUE(identity.ok()) << identity.status();
-  EXPECT_EQ(identity->user, "bob");
-  EXPECT_THAT(identity->groups, ElementsAre("dev", "system:authenticated"));
-  std::optional<absl::StatusOr<Identity>> cached =
+  EXPECT_EQ((*identity)->user, "bob");
+  EXPECT_THAT((*identity)->groups, ElementsAre("dev", "system:authenticated"));
+  std::optional<absl::StatusOr<SharedIdentity>> cached =
       authenticator.AuthenticateWithoutBlocking(credentials);
   ASSERT_TRUE(cached.has_value());
-  EXPECT_EQ(**cached, *identity);
+  EXPECT_EQ(***cached, **identity);
   EXPECT_EQ(apiserver.reviews(), 1);
 
   credentials.bearer_token = "other";
@@ -86,7 +86,7 @@ TEST(AuthenticatorTest, ACertificateWinsOverAToken) {
   CallerCredentials both;
   both.bearer_token = "t";
   both.certificate = CallerCredentials::Certificate{"carol", {}};
-  EXPECT_EQ(authenticator.Authenticate(both)->user, "carol");
+  EXPECT_EQ((*authenticator.Authenticate(both))->user, "carol");
   EXPECT_EQ(apiserver.reviews(), 0);
 }
 

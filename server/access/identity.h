@@ -2,6 +2,7 @@
 #define WM_SERVER_ACCESS_IDENTITY_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct Identity {
 
   bool operator==(const Identity&) const = default;
 };
+
+// An identity as caches and calls share it: made once per token review (or
+// certificate), never copied per call.
+using SharedIdentity = std::shared_ptr<const Identity>;
 
 // What a call presents to be authenticated, as its transport read it.
 struct CallerCredentials {

@@ -31,20 +31,25 @@ TokenReviewer::TokenReviewer(const kube::ApiClient& client, Options options)
       options_(std::move(options)),
       cache_(options_.cache_entries, options_.clock) {}
 
-std::optional<absl::StatusOr<Identity>> TokenReviewer::Cached(absl::string_view token) {
+std::optional<absl::StatusOr<SharedIdentity>> TokenReviewer::Cached(absl::string_view token) {
   return cache_.Get(Sha256Hex(token));
 }
 
-absl::StatusOr<Identity> TokenReviewer::Review(absl::string_view token) {
+absl::StatusOr<SharedIdentity> TokenReviewer::Review(absl::string_view token) {
   std::string key = Sha256Hex(token);
-  if (std::optional<absl::StatusOr<Identity>> cached = cache_.Get(key)) return *std::move(cached);
-  absl::StatusOr<Identity> answer = Ask(token);
-  if (answer.ok()) {
-    cache_.Put(key, answer, options_.valid_ttl);
-  } else if (absl::IsUnauthenticated(answer.status())) {
-    cache_.Put(key, answer, options_.invalid_ttl);
+  if (std::optional<absl::StatusOr<SharedIdentity>> cached = cache_.Get(key)) {
+    return *std::move(cached);
   }
-  return answer;
+  absl::StatusOr<Identity> asked = Ask(token);
+  if (!asked.ok()) {
+    if (absl::IsUnauthenticated(asked.status())) {
+      cache_.Put(key, asked.status(), options_.invalid_ttl);
+    }
+    return asked.status();
+  }
+  SharedIdentity identity = std::make_shared<const Identity>(*std::move(asked));
+  cache_.Put(key, identity, options_.valid_ttl);
+  return identity;
 }
 
 absl::StatusOr<Identity> TokenReviewer::Ask(absl::string_view token) const {

@@ -43,19 +43,21 @@ class TokenReviewer {
   // The identity of `token`: Unauthenticated saying why when the apiserver
   // rejects it (invalid, expired, revoked, another audience); Unavailable
   // when it could not be asked.
-  absl::StatusOr<Identity> Review(absl::string_view token);
+  absl::StatusOr<SharedIdentity> Review(absl::string_view token);
   // Review's answer when it is cached; nullopt when Review would ask the
   // apiserver. Never blocks on the network.
-  std::optional<absl::StatusOr<Identity>> Cached(absl::string_view token);
+  std::optional<absl::StatusOr<SharedIdentity>> Cached(absl::string_view token);
 
-  ExpiringCache<absl::StatusOr<Identity>>::Stats cache_stats() const { return cache_.stats(); }
+  ExpiringCache<absl::StatusOr<SharedIdentity>>::Stats cache_stats() const {
+    return cache_.stats();
+  }
 
  private:
   absl::StatusOr<Identity> Ask(absl::string_view token) const;
 
   const kube::ApiClient& client_;
   const Options options_;
-  ExpiringCache<absl::StatusOr<Identity>> cache_;
+  ExpiringCache<absl::StatusOr<SharedIdentity>> cache_;
 };
 
 // The lowercase hex SHA-256 of `data`: how caches key a secret.

@@ -67,13 +67,13 @@ TEST(TokenReviewerTest, AValidTokenNamesItsUserAndIsRememberedByItsHash) {
   TokenReviewer reviewer(client, {.clock = clock.AsClock()});
   EXPECT_EQ(reviewer.Cached("good-token"), std::nullopt);
 
-  absl::StatusOr<Identity> identity = reviewer.Review("good-token");
+  absl::StatusOr<SharedIdentity> identity = reviewer.Review("good-token");
   ASSERT_TRUE(identity.ok()) << identity.status();
-  EXPECT_EQ(identity->user, "system:serviceaccount:team-a:reader");
-  EXPECT_EQ(identity->uid, "uid-1");
-  EXPECT_THAT(identity->groups,
+  EXPECT_EQ((*identity)->user, "system:serviceaccount:team-a:reader");
+  EXPECT_EQ((*identity)->uid, "uid-1");
+  EXPECT_THAT((*identity)->groups,
               ElementsAre("system:serviceaccounts", "system:serviceaccounts:team-a"));
-  EXPECT_THAT(identity->extra["authentication.kubernetes.io/pod-name"], ElementsAre("p-1"));
+  EXPECT_THAT((*identity)->extra.at("authentication.kubernetes.io/pod-name"), ElementsAre("p-1"));
   Json review = apiserver.last_review();
   EXPECT_EQ(review["apiVersion"], "authentication.k8s.io/v1");
   EXPECT_EQ(review["kind"], "TokenReview");
@@ -99,7 +99,7 @@ TEST(TokenReviewerTest, ARejectedTokenIsUnauthenticatedWithoutTheTokenInTheMessa
   kube::ApiClient client(apiserver.Connection());
   FakeClock clock;
   TokenReviewer reviewer(client, {.invalid_ttl = absl::Seconds(10), .clock = clock.AsClock()});
-  absl::StatusOr<Identity> identity = reviewer.Review("forged-secret-value");
+  absl::StatusOr<SharedIdentity> identity = reviewer.Review("forged-secret-value");
   EXPECT_TRUE(absl::IsUnauthenticated(identity.status())) << identity.status();
   EXPECT_THAT(identity.status().message(), HasSubstr("invalid bearer token"));
   EXPECT_THAT(identity.status().message(), Not(HasSubstr("forged-secret-value")));
@@ -119,7 +119,7 @@ TEST(TokenReviewerTest, AudiencesAreAskedForAndATokenForNoneOfThemIsRejected) {
   EXPECT_EQ(apiserver.last_review()["spec"]["audiences"], Json({"workloadmap"}));
 
   TokenReviewer foreign(client, {.audiences = {"vault"}});
-  absl::StatusOr<Identity> identity = foreign.Review("good-token");
+  absl::StatusOr<SharedIdentity> identity = foreign.Review("good-token");
   EXPECT_TRUE(absl::IsUnauthenticated(identity.status())) << identity.status();
   EXPECT_THAT(identity.status().message(), HasSubstr("not for this service (audiences vault)"));
 }
@@ -128,7 +128,7 @@ TEST(TokenReviewerTest, AReviewThatCouldNotBeMadeIsUnavailableAndNotRemembered) 
   TokenReviewServer apiserver;
   kube::ApiClient client(apiserver.Connection());
   TokenReviewer reviewer(client, {});
-  absl::StatusOr<Identity> identity = reviewer.Review("down");
+  absl::StatusOr<SharedIdentity> identity = reviewer.Review("down");
   EXPECT_TRUE(absl::IsUnavailable(identity.status())) << identity.status();
   EXPECT_THAT(identity.status().message(), HasSubstr("503"));
   EXPECT_THAT(identity.status().message(), HasSubstr("etcd is unhappy"));
@@ -155,7 +155,7 @@ TEST(TokenReviewerTest, ConcurrentReviewsShareOneCache) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 25; ++i) {
         std::string token = (i + t) % 2 ? "good-token" : absl::StrCat("bad-", (i + t) % 7);
-        absl::StatusOr<Identity> identity = reviewer.Review(token);
+        absl::StatusOr<SharedIdentity> identity = reviewer.Review(token);
         if (identity.ok() != (token == "good-token")) wrong.fetch_add(1);
       }
     });

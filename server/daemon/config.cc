@@ -250,6 +250,10 @@ template <int Config::*F>
 absl::Status SetPositiveInt(Config& c, absl::string_view v) {
   return ParsePositiveInt(v, &(c.*F));
 }
+template <int Config::*F>
+absl::Status SetNonNegativeInt(Config& c, absl::string_view v) {
+  return ParseNonNegativeInt(v, &(c.*F));
+}
 template <absl::Duration Config::*F, bool kAllowZero>
 absl::Status SetDuration(Config& c, absl::string_view v) {
   return ParseDuration(v, kAllowZero, &(c.*F));
@@ -414,7 +418,30 @@ constexpr Option kOptions[] = {
      "How long an accepted token is trusted before the apiserver is asked again.",
      &SetDuration<&Config::authentication_cache_ttl, false>, nullptr,
      &ShowDuration<&Config::authentication_cache_ttl>},
+    {"authorization-allowed-ttl", "WM_AUTHORIZATION_ALLOWED_TTL", "authorization.allowed-ttl",
+     "Access", "DURATION", Kind::kValue, false,
+     "How long a caller's allowed access is trusted (a revoked grant takes effect within it).",
+     &SetDuration<&Config::authorization_allowed_ttl, false>, nullptr,
+     &ShowDuration<&Config::authorization_allowed_ttl>},
+    {"authorization-denied-ttl", "WM_AUTHORIZATION_DENIED_TTL", "authorization.denied-ttl",
+     "Access", "DURATION", Kind::kValue, false,
+     "How long a caller's denied access stands (a new grant takes effect within it).",
+     &SetDuration<&Config::authorization_denied_ttl, false>, nullptr,
+     &ShowDuration<&Config::authorization_denied_ttl>},
 
+    {"inline-permission", "WM_INLINE_PERMISSION", "authorization.inline-permission", "Access",
+     "VERB RESOURCE[.GROUP]", Kind::kValue, false,
+     "What a caller needs, cluster-wide, for inline calls and ValidateDefinition (kubectl auth "
+     "can-i's words, e.g. \"create pods\"); default: any authenticated caller.",
+     [](Config& c, absl::string_view v) -> absl::Status {
+       std::vector<std::string> words = absl::StrSplit(v, ' ', absl::SkipEmpty());
+       if (words.size() != 2) {
+         return absl::InvalidArgumentError("expected a verb and a resource, as \"create pods\"");
+       }
+       c.inline_permission = absl::StrJoin(words, " ");
+       return absl::OkStatus();
+     },
+     nullptr, [](const Config& c) { return c.inline_permission; }},
     {"keepalive-min-ping-interval", "WM_KEEPALIVE_MIN_PING_INTERVAL", "keepalive-min-ping-interval",
      "Limits", "DURATION", Kind::kValue, false,
      "Clients sending keepalive pings more often than this are disconnected.",
@@ -465,25 +492,48 @@ constexpr Option kOptions[] = {
     {"watch-queue-size", "WM_WATCH_QUEUE_SIZE", "watch-queue-size", "Limits", "N", Kind::kValue,
      false, "Events buffered for each WatchWorkloads stream.",
      &SetPositiveInt<&Config::watch_queue_size>, nullptr, &ShowInt<&Config::watch_queue_size>},
+    {"caller-rate", "WM_CALLER_RATE", "caller-limits.rate", "Limits", "N", Kind::kValue, false,
+     "Calls per second each caller may make (a user, or a peer address without "
+     "authentication); over it, RESOURCE_EXHAUSTED with a retry hint. 0: no limit.",
+     &SetNonNegativeInt<&Config::caller_rate>, nullptr, &ShowInt<&Config::caller_rate>},
+    {"caller-burst", "WM_CALLER_BURST", "caller-limits.burst", "Limits", "N", Kind::kValue, false,
+     "Calls a caller may make at once after a pause; 0: twice --caller-rate.",
+     &SetNonNegativeInt<&Config::caller_burst>, nullptr, &ShowInt<&Config::caller_burst>},
+    {"caller-max-watches", "WM_CALLER_MAX_WATCHES", "caller-limits.max-watches", "Limits", "N",
+     Kind::kValue, false, "WatchWorkloads streams each caller may hold open; 0: no limit.",
+     &SetNonNegativeInt<&Config::caller_max_watches>, nullptr,
+     &ShowInt<&Config::caller_max_watches>},
+    {"caller-limit-exempt", "WM_CALLER_LIMIT_EXEMPT", "caller-limits.exempt", "Limits", "USER",
+     Kind::kList, false,
+     "A user the caller limits never apply to (repeatable), e.g. the scheduler's "
+     "system:serviceaccount:kai-scheduler:kai-scheduler.",
+     &AppendItem<&Config::caller_limit_exempt, &CheckNotEmpty>,
+     &ListOf<&Config::caller_limit_exempt>, &ShowList<&Config::caller_limit_exempt>},
     {"watch-history", "WM_WATCH_HISTORY", "watch-history", "Limits", "N", Kind::kValue, false,
      "Deleted workloads remembered so that watches can resume across them.",
      &SetPositiveInt<&Config::watch_history>, nullptr, &ShowInt<&Config::watch_history>},
 
     {"log-format", "WM_LOG_FORMAT", "log-format", "Logging", "FORMAT", Kind::kValue, false,
      "text or json.",
-     [](Config& c, absl::string_view v) -> absl::Status {
-       if (absl::Status s = CheckOneOf(v, {"text", "json"}); !s.ok()) return s;
-       c.log_format = std::string(v);
-       return absl::OkStatus();
-     },
+     [](Config& c,
+        absl::string_view v) -> absl::
+                                 Status {
+                                   if (absl::Status s = CheckOneOf(v, {"text", "json"}); !s.ok())
+                                     return s;
+                                   c.log_format = std::string(v);
+                                   return absl::OkStatus();
+                                 },
      nullptr, &ShowString<&Config::log_format>},
     {"log-level", "WM_LOG_LEVEL", "log-level", "Logging", "LEVEL", Kind::kValue, false,
      "debug, info, warn or error.",
-     [](Config& c, absl::string_view v) -> absl::Status {
-       if (absl::Status s = CheckOneOf(v, {"debug", "info", "warn", "error"}); !s.ok()) return s;
-       c.log_level = std::string(v);
-       return absl::OkStatus();
-     },
+     [](Config& c, absl::string_view v)
+         -> absl::
+             Status {
+               if (absl::Status s = CheckOneOf(v, {"debug", "info", "warn", "error"}); !s.ok())
+                 return s;
+               c.log_level = std::string(v);
+               return absl::OkStatus();
+             },
      nullptr, &ShowString<&Config::log_level>},
 };
 

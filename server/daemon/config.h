@@ -76,6 +76,17 @@ struct Config {
   // --authentication-cache-ttl (> 0): how long an accepted token is trusted
   // without asking the apiserver again (rejected ones: 10 s).
   absl::Duration authentication_cache_ttl = absl::Minutes(2);
+  // --authorization-allowed-ttl, --authorization-denied-ttl (> 0): how long
+  // a SubjectAccessReview's answer stands (the apiserver's webhook authorizer
+  // defaults): a revoked grant takes effect within the first, a new one
+  // within the second.
+  absl::Duration authorization_allowed_ttl = absl::Minutes(5);
+  absl::Duration authorization_denied_ttl = absl::Seconds(30);
+  // --inline-permission "VERB RESOURCE[.GROUP]" (kubectl auth can-i's
+  // words): what a caller needs, cluster-wide, for calls on objects it
+  // sends (inline resolution, inline dry runs, ValidateDefinition). Empty:
+  // any authenticated caller.
+  std::string inline_permission;
   // --keepalive-min-ping-interval (> 0): clients pinging more often are
   // disconnected.
   absl::Duration keepalive_min_ping_interval = absl::Seconds(10);
@@ -87,6 +98,15 @@ struct Config {
   int max_message_bytes = 16 << 20;
   int max_page_size = 500;
   int watch_queue_size = 1000;
+  // --caller-rate, --caller-burst, --caller-max-watches (>= 0; 0: no
+  // limit): each caller's (user's, or peer address's without
+  // authentication) calls per second, the calls it may make at once (0:
+  // twice the rate), and the watches it may hold open.
+  // --caller-limit-exempt: users never limited (the scheduler).
+  int caller_rate = 0;
+  int caller_burst = 0;
+  int caller_max_watches = 0;
+  std::vector<std::string> caller_limit_exempt;
   int watch_history = 10000;
   // --jq-engine: "native" (in-process, gojq's semantics;
   // expressions/native_engine.h) or "libjq" (jq 1.6 in worker processes,

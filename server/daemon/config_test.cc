@@ -730,8 +730,11 @@ TEST(ConfigFileTest, BadValuesNameTheKey) {
 TEST(ConfigTest, AuthenticationModesAudiencesAndTtl) {
   absl::StatusOr<ParseResult> result =
       Parse({"--authentication=kubernetes", "--token-audiences=a", "--token-audiences=b",
-             "--authentication-cache-ttl=30s"});
+             "--authentication-cache-ttl=30s", "--authorization-allowed-ttl=1m",
+             "--authorization-denied-ttl=5s"});
   ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->config.authorization_allowed_ttl, absl::Minutes(1));
+  EXPECT_EQ(result->config.authorization_denied_ttl, absl::Seconds(5));
   EXPECT_EQ(result->config.authentication, "kubernetes");
   EXPECT_THAT(result->config.token_audiences, ::testing::ElementsAre("a", "b"));
   EXPECT_EQ(result->config.authentication_cache_ttl, absl::Seconds(30));
@@ -742,6 +745,24 @@ TEST(ConfigTest, AuthenticationModesAudiencesAndTtl) {
             "invalid value \"basic\" for --authentication: neither none nor kubernetes");
   EXPECT_EQ(ParseError({"--authentication=kubernetes", "--snapshot=/s"}),
             "--authentication=kubernetes needs a cluster to review tokens; --snapshot has none");
+  EXPECT_EQ(Parse({"--inline-permission=create  pods.example.com"})->config.inline_permission,
+            "create pods.example.com");
+  EXPECT_THAT(ParseError({"--inline-permission=create"}),
+              HasSubstr("expected a verb and a resource"));
+}
+
+TEST(ConfigTest, CallerLimits) {
+  absl::StatusOr<ParseResult> result =
+      Parse({"--caller-rate=100", "--caller-max-watches=4",
+             "--caller-limit-exempt=system:serviceaccount:kai:scheduler"});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->config.caller_rate, 100);
+  EXPECT_EQ(result->config.caller_burst, 0);
+  EXPECT_EQ(result->config.caller_max_watches, 4);
+  EXPECT_THAT(result->config.caller_limit_exempt,
+              ::testing::ElementsAre("system:serviceaccount:kai:scheduler"));
+  EXPECT_EQ(Parse({})->config.caller_rate, 0);
+  EXPECT_THAT(ParseError({"--caller-rate=-1"}), HasSubstr("non-negative integer"));
 }
 
 TEST(ConfigFileTest, MissingFileIsNotFound) {
@@ -773,11 +794,18 @@ const std::vector<std::string> kFlags = {
     "authentication",
     "token-audiences",
     "authentication-cache-ttl",
+    "authorization-allowed-ttl",
+    "authorization-denied-ttl",
+    "inline-permission",
     "keepalive-min-ping-interval",
     "shutdown-grace",
     "max-message-bytes",
     "max-page-size",
     "watch-queue-size",
+    "caller-rate",
+    "caller-burst",
+    "caller-max-watches",
+    "caller-limit-exempt",
     "unix-socket-mode",
     "jq-workers",
     "jq-memory-limit",

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -19,6 +20,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "catalog/catalog.h"
@@ -32,6 +34,7 @@
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/cpus.h"
+#include "server/common/user_text.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -154,8 +157,10 @@ class Daemon {
       Log(LogLevel::kInfo, "watching cluster", {{"cluster", cluster->name()}});
     }
     if (snapshot_) snapshot_->Feed(*index_);
-    if (absl::Status s = StartMetrics(); !s.ok()) return Fatal("metrics did not start", s);
+    AddMetrics();
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
+    // After the server, whose access control the metrics read.
+    if (absl::Status s = StartHttp(); !s.ok()) return Fatal("metrics did not start", s);
     std::thread readiness([this] { AwaitReadiness(); });
     std::thread signals([this] { AwaitSignal(); });
     server_->Wait();
@@ -244,16 +249,65 @@ class Daemon {
     authenticator_ = std::make_unique<access::Authenticator>(access::Authenticator::Options{
         .client_certificates = !config_.tls.client_ca_file.empty(), .tokens = tokens_.get()});
     options.authenticator = authenticator_.get();
+    access::AccessReviewer::Options access_options;
+    access_options.allowed_ttl = config_.authorization_allowed_ttl;
+    access_options.denied_ttl = config_.authorization_denied_ttl;
     for (const auto& cluster : live_) {
-      access_reviewers_.push_back(std::make_unique<access::AccessReviewer>(
-          cluster->client(), access::AccessReviewer::Options{}));
+      access_reviewers_.push_back(
+          std::make_unique<access::AccessReviewer>(cluster->client(), access_options));
       options.access_reviewers[cluster->name()] = access_reviewers_.back().get();
     }
+    // A watch asks again as often as the shorter TTL lets an answer change.
+    options.watch_access_recheck = std::min(access_options.allowed_ttl, access_options.denied_ttl);
+    if (!config_.inline_permission.empty()) {
+      // "VERB RESOURCE[.GROUP]", checked by the flag's parser.
+      std::vector<std::string> words = absl::StrSplit(config_.inline_permission, ' ');
+      std::vector<std::string> resource = absl::StrSplit(words[1], absl::MaxSplits('.', 1));
+      options.inline_permission =
+          access::ResourceAttributes{.verb = words[0],
+                                     .group = resource.size() > 1 ? resource[1] : "",
+                                     .resource = resource[0]};
+    }
+    options.audit = [this](const rpc::AuditEvent& event) { OnAudit(event); };
     Log(LogLevel::kInfo, "callers are authenticated and authorized",
         {{"authentication", "kubernetes"},
          {"token_reviews_by", live_.front()->name()},
          {"audiences", absl::StrJoin(config_.token_audiences, ",")},
          {"client_certificates", config_.tls.client_ca_file.empty() ? "no" : "yes"}});
+  }
+
+  // Counts every access decision, and logs each denial and each apply: who,
+  // what, the decision and how long it took.
+  void OnAudit(const rpc::AuditEvent& event) {
+    using Kind = rpc::AuditEvent::Kind;
+    // Most calls: a decision allowed from the cache, counted without a lookup.
+    if (event.status.ok() && event.kind != Kind::kApply) {
+      (event.kind == Kind::kAuthentication ? authenticated_ : authorized_)[event.cached ? 1 : 0]
+          ->Increment();
+      return;
+    }
+    const char* source = event.cached ? "cache" : "apiserver";
+    std::string code = CodeName(static_cast<grpc::StatusCode>(event.status.code()));
+    if (event.kind == Kind::kAuthentication)
+      authentications_->WithLabels({code, source}).Increment();
+    if (event.kind == Kind::kAuthorization) authorizations_->WithLabels({code, source}).Increment();
+    LogFields fields = {{"method", event.method}};
+    if (event.who != nullptr) {
+      fields.push_back({"user", event.who->user});
+      fields.push_back({"groups", absl::StrJoin(event.who->groups, ",")});
+    }
+    if (event.what != nullptr) fields.push_back({"action", event.what->Describe()});
+    static constexpr const char* kStages[] = {"authentication", "authorization", "apply"};
+    fields.push_back({"stage", kStages[static_cast<int>(event.kind)]});
+    fields.push_back({"decision", event.status.ok() ? "allowed"
+                                  : absl::IsPermissionDenied(event.status) ||
+                                          absl::IsUnauthenticated(event.status)
+                                      ? "denied"
+                                      : "error"});
+    fields.push_back({"code", code});
+    if (!event.status.ok()) fields.push_back({"reason", std::string(event.status.message())});
+    fields.push_back({"latency_ms", absl::StrCat(absl::ToDoubleMilliseconds(event.latency))});
+    Log(LogLevel::kInfo, "audit", fields);
   }
 
   absl::Status StartServer() {
@@ -268,6 +322,15 @@ class Daemon {
     options.watch_queue_size = config_.watch_queue_size;
     options.default_deadline = config_.default_deadline;
     options.max_inline_objects = config_.max_inline_objects;
+    if (config_.caller_rate > 0 || config_.caller_max_watches > 0) {
+      caller_limits_ = std::make_unique<access::CallerLimits>(access::CallerLimits::Options{
+          .calls_per_second = static_cast<double>(config_.caller_rate),
+          .burst = static_cast<double>(config_.caller_burst > 0 ? config_.caller_burst
+                                                                : 2 * config_.caller_rate),
+          .max_streams = config_.caller_max_watches,
+          .exempt = {config_.caller_limit_exempt.begin(), config_.caller_limit_exempt.end()}});
+      options.limits = caller_limits_.get();
+    }
     StartAccessControl(options);
     service_ = std::make_unique<rpc::WorkloadMapService>(
         *index_, *engine_, options,
@@ -346,7 +409,7 @@ class Daemon {
     return name.empty() ? std::to_string(static_cast<int>(code)) : name;
   }
 
-  absl::Status StartMetrics() {
+  void AddMetrics() {
     requests_ =
         metrics_.AddCounter("workloadmap_rpc_requests_total",
                             "Finished unary RPCs by method and status code.", {"method", "code"});
@@ -410,16 +473,115 @@ class Daemon {
               {{"ok"}, static_cast<double>(c.resolutions - c.resolution_errors)},
               {{"error"}, static_cast<double>(c.resolution_errors)}};
         });
+    authentications_ = metrics_.AddCounter(
+        "workloadmap_authentications_total",
+        "Callers authenticated (code OK) or refused, decided from a cache or by the apiserver.",
+        {"code", "source"});
+    authorizations_ = metrics_.AddCounter(
+        "workloadmap_authorizations_total",
+        "Calls authorized (code OK) or denied, decided from a cache or by the apiserver.",
+        {"code", "source"});
+    for (int cached : {0, 1}) {
+      const char* source = cached ? "cache" : "apiserver";
+      authenticated_[cached] = &authentications_->WithLabels({"OK", source});
+      authorized_[cached] = &authorizations_->WithLabels({"OK", source});
+    }
+    metrics_.AddCounterCallback(
+        "workloadmap_access_cache_lookups_total",
+        "Lookups in the caches of token reviews (cache=token) and access reviews (cache=access).",
+        {"cache", "result"}, [this] {
+          std::vector<observability::Sample> samples;
+          if (tokens_ == nullptr) return samples;
+          auto token = tokens_->cache_stats();
+          uint64_t access_hits = 0, access_misses = 0;
+          for (const auto& reviewer : access_reviewers_) {
+            auto stats = reviewer->cache_stats();
+            access_hits += stats.hits;
+            access_misses += stats.misses;
+          }
+          samples.push_back({{"token", "hit"}, static_cast<double>(token.hits)});
+          samples.push_back({{"token", "miss"}, static_cast<double>(token.misses)});
+          samples.push_back({{"access", "hit"}, static_cast<double>(access_hits)});
+          samples.push_back({{"access", "miss"}, static_cast<double>(access_misses)});
+          return samples;
+        });
+    metrics_.AddCounterCallback(
+        "workloadmap_caller_limit_refusals_total",
+        "Calls and watches refused because their caller was over --caller-rate or "
+        "--caller-max-watches.",
+        {}, [this] {
+          return std::vector<observability::Sample>{
+              {{}, caller_limits_ ? static_cast<double>(caller_limits_->refused()) : 0.0}};
+        });
     metrics_.AddGaugeCallback("workloadmap_ready", "1 once the initial sync is resolved.", {},
                               [this] {
                                 return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
                               });
+  }
+
+  // `handler`, and with --authentication=kubernetes only for a caller with
+  // a bearer token the apiserver accepts and RBAC's get on the request's
+  // path as a non-resource URL (a ClusterRole's nonResourceURLs:
+  // ["/metrics"]), as kube-rbac-proxy guards metrics; 401 or 403 otherwise.
+  // The probes are never guarded: the kubelet sends no token.
+  observability::HttpServer::Handler Guarded(observability::HttpServer::Handler handler) {
+    if (authenticator_ == nullptr) return handler;
+    return [this, handler = std::move(handler)](const observability::HttpServer::Request& request) {
+      using Response = observability::HttpServer::Response;
+      absl::Time start = absl::Now();
+      access::CallerCredentials credentials;
+      absl::StatusOr<access::SharedIdentity> identity =
+          absl::UnauthenticatedError("no credentials: send \"Authorization: Bearer <token>\"");
+      if (!request.authorization.empty()) {
+        absl::StatusOr<std::string> token = access::ParseBearerToken(request.authorization);
+        if (!token.ok()) {
+          identity = absl::UnauthenticatedError(token.status().message());
+        } else {
+          credentials.bearer_token = *std::move(token);
+          identity = authenticator_->Authenticate(credentials);
+        }
+      }
+      OnAudit({.kind = rpc::AuditEvent::Kind::kAuthentication,
+               .method = "HTTP",
+               .who = identity.ok() ? identity->get() : nullptr,
+               .status = identity.status(),
+               .latency = absl::Now() - start});
+      if (!identity.ok()) {
+        int status = absl::IsUnavailable(identity.status()) ? 503 : 401;
+        return Response{status, "text/plain; charset=utf-8",
+                        std::string(identity.status().message()) + "\n"};
+      }
+      access::ResourceAttributes what{.verb = "get", .path = request.path};
+      absl::StatusOr<access::Decision> decision =
+          access_reviewers_.front()->Review(**identity, what);
+      absl::Status decided =
+          !decision.ok() ? decision.status()
+          : decision->allowed
+              ? absl::OkStatus()
+              : absl::PermissionDeniedError(absl::StrCat("user ", QuoteUserText((*identity)->user),
+                                                         " may not ", what.Describe()));
+      OnAudit({.kind = rpc::AuditEvent::Kind::kAuthorization,
+               .method = "HTTP",
+               .who = identity->get(),
+               .what = &what,
+               .status = decided,
+               .latency = absl::Now() - start});
+      if (!decided.ok()) {
+        int status = absl::IsPermissionDenied(decided) ? 403 : 503;
+        return Response{status, "text/plain; charset=utf-8", std::string(decided.message()) + "\n"};
+      }
+      return handler(request);
+    };
+  }
+
+  // The HTTP endpoint: metrics, probes and /debug.
+  absl::Status StartHttp() {
     if (config_.metrics_address.empty()) return absl::OkStatus();
     http_ = std::make_unique<observability::HttpServer>();
-    http_->Handle("/metrics", [this](const observability::HttpServer::Request&) {
-      return observability::HttpServer::Response{200, "text/plain; version=0.0.4; charset=utf-8",
-                                                 metrics_.Render()};
-    });
+    http_->Handle("/metrics", Guarded([this](const observability::HttpServer::Request&) {
+                    return observability::HttpServer::Response{
+                        200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
+                  }));
     // The probes run on the server's I/O thread, so a slow /metrics or
     // /debug/cache, or clients holding every connection, cannot fail them.
     http_->HandleProbe("/healthz", [](const observability::HttpServer::Request&) {
@@ -433,25 +595,26 @@ class Daemon {
     });
     // What every informer is doing, for operators (and for debugging a
     // kind that does not sync): state, last error, counters.
-    http_->Handle("/debug/cache", [this](const observability::HttpServer::Request&) {
-      Json out = Json::object();
-      for (const auto& cluster : live_) {
-        for (const kube::KindStatus& s : cluster->Status()) {
-          out[cluster->name()][s.gvk.ToString()] = {
-              {"served", s.served},
-              {"resource", s.resource},
-              {"state", kube::StateName(s.health.state)},
-              {"synced", s.health.has_synced},
-              {"objects", s.objects},
-              {"message", s.message},
-              {"lists", s.health.lists},
-              {"watch_restarts", s.health.watch_restarts},
-              {"events", s.health.events},
-              {"resource_version", s.health.resource_version}};
-        }
-      }
-      return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
-    });
+    http_->Handle(
+        "/debug/cache", Guarded([this](const observability::HttpServer::Request&) {
+          Json out = Json::object();
+          for (const auto& cluster : live_) {
+            for (const kube::KindStatus& s : cluster->Status()) {
+              out[cluster->name()][s.gvk.ToString()] = {
+                  {"served", s.served},
+                  {"resource", s.resource},
+                  {"state", kube::StateName(s.health.state)},
+                  {"synced", s.health.has_synced},
+                  {"objects", s.objects},
+                  {"message", s.message},
+                  {"lists", s.health.lists},
+                  {"watch_restarts", s.health.watch_restarts},
+                  {"events", s.health.events},
+                  {"resource_version", s.health.resource_version}};
+            }
+          }
+          return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
+        }));
     if (absl::Status s = http_->Start(config_.metrics_address); !s.ok()) return s;
     Log(LogLevel::kInfo, "metrics",
         {{"address", config_.metrics_address}, {"port", std::to_string(http_->port())}});
@@ -505,11 +668,17 @@ class Daemon {
   std::unique_ptr<access::TokenReviewer> tokens_;
   std::unique_ptr<access::Authenticator> authenticator_;
   std::vector<std::unique_ptr<access::AccessReviewer>> access_reviewers_;
+  std::unique_ptr<access::CallerLimits> caller_limits_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
   observability::Registry metrics_;
   observability::CounterFamily* requests_ = nullptr;
   observability::HistogramFamily* latency_ = nullptr;
+  observability::CounterFamily* authentications_ = nullptr;
+  observability::CounterFamily* authorizations_ = nullptr;
+  // Their OK series, [0] from the apiserver and [1] from a cache.
+  observability::Counter* authenticated_[2] = {};
+  observability::Counter* authorized_[2] = {};
   std::unique_ptr<observability::HttpServer> http_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};

@@ -8,6 +8,7 @@
 #include "absl/status/statusor.h"
 #include "server/common/json.h"
 #include "server/definitions/registry.h"
+#include "server/kube/auth/kubeconfig.h"
 #include "server/kube/cluster_view.h"
 
 namespace wm::index {
@@ -36,9 +37,13 @@ class Cluster {
   // The plural resource name of a kind ("jobsets"), or "" when unknown.
   virtual std::string Resource(const Gvk& gvk) const = 0;
   // Applies an RFC 6902 JSON Patch to an object and returns its new
-  // resourceVersion. Unimplemented for clusters that cannot be written.
+  // resourceVersion, acting as `as` (impersonated, so the apiserver's RBAC
+  // and admission judge that user and record it as the field manager) or,
+  // when null, as the daemon. FailedPrecondition for clusters that cannot be
+  // written.
   virtual absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
-                                            const std::string& name, const Json& patch) = 0;
+                                            const std::string& name, const Json& patch,
+                                            const kube::Impersonation* as) = 0;
 };
 
 }  // namespace wm::index

@@ -66,6 +66,17 @@ bool Settled(const kube::KindStatus& s) {
          s.health.state == State::kNotFound;
 }
 
+// The field manager of a write done for `user`: "workloadmap:<user>", cut
+// to the 128 printable ASCII characters the apiserver accepts.
+std::string FieldManagerFor(const std::string& user) {
+  std::string manager = "workloadmap:" + user;
+  if (manager.size() > 128) manager.resize(128);
+  for (char& c : manager) {
+    if (c < 0x20 || c > 0x7e) c = '?';
+  }
+  return manager;
+}
+
 }  // namespace
 
 bool LiveCluster::InitialSyncDone() const {
@@ -94,7 +105,8 @@ std::string LiveCluster::Resource(const Gvk& gvk) const {
 }
 
 absl::StatusOr<std::string> LiveCluster::Patch(const Gvk& gvk, const std::string& namespace_,
-                                               const std::string& name, const Json& patch) {
+                                               const std::string& name, const Json& patch,
+                                               const kube::Impersonation* as) {
   auto resource = cache_.ResourceFor(gvk);
   if (!resource) {
     return absl::FailedPreconditionError(gvk.ToString() + " is not served by cluster " + name_);
@@ -102,10 +114,18 @@ absl::StatusOr<std::string> LiveCluster::Patch(const Gvk& gvk, const std::string
   kube::HttpRequest request;
   request.method = "PATCH";
   request.path = absl::StrCat(resource->CollectionPath(namespace_), "/", name);
+  if (as != nullptr) {
+    request.impersonate = *as;
+    // managedFields name a manager, not a user: ours says whom we acted for.
+    request.path += "?fieldManager=" + kube::QueryEscape(FieldManagerFor(as->user));
+  }
   request.content_type = "application/json-patch+json";
   request.body = patch.dump();
   auto response = client_.Do(request);
-  if (!response.ok()) return absl::UnavailableError(response.status().message());
+  if (!response.ok()) {
+    if (absl::IsInvalidArgument(response.status())) return response.status();
+    return absl::UnavailableError(response.status().message());
+  }
   std::string message = kube::StatusMessage(response->body);
   switch (response->status) {
     case 200:

@@ -41,7 +41,8 @@ class LiveCluster final : public Cluster {
   std::string KindProblem(const Gvk& gvk) const override;
   std::string Resource(const Gvk& gvk) const override;
   absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
-                                    const std::string& name, const Json& patch) override;
+                                    const std::string& name, const Json& patch,
+                                    const kube::Impersonation* as) override;
 
   std::vector<kube::KindStatus> Status() const { return cache_.Status(); }
   // The client of this cluster's apiserver, for what asks it on a caller's

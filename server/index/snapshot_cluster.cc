@@ -72,7 +72,8 @@ std::string SnapshotCluster::KindProblem(const Gvk& gvk) const {
 }
 
 absl::StatusOr<std::string> SnapshotCluster::Patch(const Gvk&, const std::string&,
-                                                   const std::string&, const Json&) {
+                                                   const std::string&, const Json&,
+                                                   const kube::Impersonation*) {
   return absl::FailedPreconditionError("the snapshot is read-only: mutations are dry runs only");
 }
 

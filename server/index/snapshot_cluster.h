@@ -28,7 +28,8 @@ class SnapshotCluster final : public Cluster {
   std::string KindProblem(const Gvk& gvk) const override;
   std::string Resource(const Gvk& gvk) const override { return ""; }
   absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
-                                    const std::string& name, const Json& patch) override;
+                                    const std::string& name, const Json& patch,
+                                    const kube::Impersonation* as) override;
 
   // Tells the index of every object (once, at startup).
   void Feed(WorkloadIndex& index) const;

@@ -2,6 +2,7 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
 #include <mutex>
 #include <vector>
 
@@ -167,9 +168,37 @@ absl::StatusOr<HttpResponse> ApiClient::Stream(const HttpRequest& request,
   return Perform(request, &on_bytes, cancel, idle_timeout);
 }
 
+namespace {
+
+// Whether every name of `as` fits in a header value: a user name from a
+// client certificate or a token review is not trusted to.
+bool FitsInHeaders(const Impersonation& as) {
+  auto fits = [](absl::string_view v) {
+    return std::none_of(v.begin(), v.end(),
+                        [](char c) { return c == '\r' || c == '\n' || c == '\0'; });
+  };
+  if (!fits(as.user) || !fits(as.uid)) return false;
+  for (const std::string& group : as.groups) {
+    if (!fits(group)) return false;
+  }
+  for (const auto& [key, values] : as.extra) {
+    if (!fits(key)) return false;
+    for (const std::string& value : values) {
+      if (!fits(value)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<HttpResponse> ApiClient::Perform(
     const HttpRequest& request, absl::FunctionRef<bool(absl::string_view)>* on_bytes,
     const std::atomic<bool>* cancel, absl::Duration idle_timeout) const {
+  if (request.impersonate && !FitsInHeaders(*request.impersonate)) {
+    return absl::InvalidArgumentError(
+        "cannot act as this user: a name holds a line break or a NUL");
+  }
   const ServerUrl& url = shared_->url;
   std::string host = connection_.tls_server_name.empty() ? url.host : connection_.tls_server_name;
   std::string full_url =
@@ -254,15 +283,12 @@ absl::StatusOr<HttpResponse> ApiClient::Perform(
     if (!credential.bearer_token.empty()) {
       add_header("Authorization: Bearer " + credential.bearer_token);
     }
-    if (!connection_.impersonate_user.empty()) {
-      add_header("Impersonate-User: " + connection_.impersonate_user);
-      for (const std::string& group : connection_.impersonate_groups) {
-        add_header("Impersonate-Group: " + group);
-      }
-      if (!connection_.impersonate_uid.empty()) {
-        add_header("Impersonate-Uid: " + connection_.impersonate_uid);
-      }
-      for (const auto& [key, values] : connection_.impersonate_extra) {
+    const Impersonation& as = request.impersonate ? *request.impersonate : connection_.impersonate;
+    if (!as.user.empty()) {
+      add_header("Impersonate-User: " + as.user);
+      for (const std::string& group : as.groups) add_header("Impersonate-Group: " + group);
+      if (!as.uid.empty()) add_header("Impersonate-Uid: " + as.uid);
+      for (const auto& [key, values] : as.extra) {
         for (const std::string& value : values) {
           add_header(absl::StrCat("Impersonate-Extra-", QueryEscape(key), ": ", value));
         }

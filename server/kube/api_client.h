@@ -3,6 +3,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
@@ -24,6 +25,9 @@ struct HttpRequest {
   std::string accept = "application/json";
   // Whole-request deadline for Do(); Stream() uses idle_timeout instead.
   absl::Duration timeout = absl::Seconds(30);
+  // Whom this request acts as, instead of the connection's impersonation
+  // (for a write done on a caller's behalf); unset: the connection's.
+  std::optional<Impersonation> impersonate;
 };
 
 struct HttpResponse {

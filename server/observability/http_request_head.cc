@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace wm::observability::internal {
@@ -108,7 +109,7 @@ bool ParseRequestLine(absl::string_view line, const RequestHeadLimits& limits, P
 }
 
 // Judges a complete header line (without its CRLF).
-bool ValidHeaderLine(absl::string_view line, ParsedHead* out) {
+bool ValidHeaderLine(absl::string_view line, bool& seen_authorization, ParsedHead* out) {
   if (line.front() == ' ' || line.front() == '\t') {
     *out = Reject(400, "header line: folded (starts with whitespace)");
     return false;
@@ -117,6 +118,14 @@ bool ValidHeaderLine(absl::string_view line, ParsedHead* out) {
   if (colon == absl::string_view::npos || !IsToken(line.substr(0, colon))) {
     *out = Reject(400, "header line: want NAME: VALUE with NAME a token");
     return false;
+  }
+  if (absl::EqualsIgnoreCase(line.substr(0, colon), "authorization")) {
+    if (seen_authorization) {
+      *out = Reject(400, "header line: a second Authorization header");
+      return false;
+    }
+    seen_authorization = true;
+    out->authorization = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
   }
   return true;
 }
@@ -128,6 +137,7 @@ ParsedHead ParseRequestHead(absl::string_view bytes, const RequestHeadLimits& li
   ParsedHead out;
   size_t line_start = 0;
   bool request_line_done = false;
+  bool seen_authorization = false;
   for (size_t i = 0; i < window.size(); ++i) {
     char c = window[i];
     if (c == '\n') return Reject(400, absl::StrCat("bare LF at offset ", i));
@@ -142,7 +152,7 @@ ParsedHead ParseRequestHead(absl::string_view bytes, const RequestHeadLimits& li
         out.status = 200;
         out.size = i + 2;
         return out;
-      } else if (!ValidHeaderLine(line, &out)) {
+      } else if (!ValidHeaderLine(line, seen_authorization, &out)) {
         return out;
       }
       ++i;  // the LF

@@ -34,7 +34,10 @@ struct ParsedHead {
   std::string method;  // "GET" or "HEAD"
   std::string path;    // the target up to '?', starting with '/'; not percent-decoded
   std::string query;   // after '?', without it; "" if none
-  size_t size = 0;     // bytes of the head, its blank line included
+  // The value of the Authorization header, without surrounding whitespace;
+  // "" if none. A head with two is answered 400.
+  std::string authorization;
+  size_t size = 0;  // bytes of the head, its blank line included
 };
 
 // Looks at what a client sent so far (which may continue past the head, into
@@ -42,8 +45,8 @@ struct ParsedHead {
 // line is answered without waiting for the rest (and an over-long target
 // before its line ends). A request line is judged in the order: method and
 // target syntax (400), target length (414), version (400, 505), method (405). The headers' names
-// and values are checked, not kept. A prefix of a valid head is never rejected: for it the answer
-// is 0.
+// and values are checked, and only Authorization is kept. A prefix of a valid head is never
+// rejected: for it the answer is 0.
 ParsedHead ParseRequestHead(absl::string_view bytes,
                             const RequestHeadLimits& limits = RequestHeadLimits());
 

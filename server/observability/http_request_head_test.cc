@@ -21,6 +21,18 @@ TEST(ParseRequestHeadTest, CompleteHead) {
   EXPECT_EQ(parsed.size, head.size());
 }
 
+TEST(ParseRequestHeadTest, KeepsTheAuthorizationHeaderAndRefusesTwo) {
+  ParsedHead parsed =
+      ParseRequestHead("GET /metrics HTTP/1.1\r\nauthorization:  Bearer abc \r\n\r\n");
+  EXPECT_EQ(parsed.status, 200) << parsed.error;
+  EXPECT_EQ(parsed.authorization, "Bearer abc");
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nHost: x\r\n\r\n").authorization, "");
+  parsed = ParseRequestHead(
+      "GET / HTTP/1.1\r\nAuthorization: Bearer a\r\nAUTHORIZATION: Bearer b\r\n\r\n");
+  EXPECT_EQ(parsed.status, 400);
+  EXPECT_THAT(parsed.error, ::testing::HasSubstr("a second Authorization header"));
+}
+
 TEST(ParseRequestHeadTest, HeadWithoutHeadersAndHttp10) {
   ParsedHead parsed = ParseRequestHead("HEAD / HTTP/1.0\r\n\r\n");
   EXPECT_EQ(parsed.status, 200) << parsed.error;

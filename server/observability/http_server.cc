@@ -550,7 +550,7 @@ void HttpServer::Impl::ReadHead(uint64_t id) {
 }
 
 void HttpServer::Impl::Dispatch(uint64_t id, const internal::ParsedHead& head) {
-  Request request{head.method, head.path, head.query};
+  Request request{head.method, head.path, head.query, head.authorization};
   bool head_only = request.method == "HEAD";
   std::shared_ptr<const Route> route;
   {

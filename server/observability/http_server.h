@@ -48,6 +48,8 @@ class HttpServer {
     std::string method;  // "GET" or "HEAD"
     std::string path;    // without the query, not percent-decoded
     std::string query;   // after '?', without it; "" if none
+    // The Authorization header's value ("Bearer ..."); "" if none.
+    std::string authorization;
   };
   struct Response {
     int status = 200;

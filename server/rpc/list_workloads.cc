@@ -1,10 +1,13 @@
 // ListWorkloads: the index's views, filtered, newest first, in pages.
 #include <algorithm>
+#include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "server/rpc/internal/list_access.h"
 #include "server/rpc/internal/list_filter.h"
 #include "server/rpc/page_token.h"
 #include "server/rpc/service.h"
@@ -12,11 +15,15 @@
 namespace wm::rpc {
 
 namespace v1 = workloadmap::v1;
+using internal::ListAccess;
+using internal::ListFilter;
 using internal::MakeFilter;
 using internal::NotReadyError;
 using ::wm::index::WorkloadView;
 
 namespace {
+
+constexpr char kMethod[] = "ListWorkloads";
 
 // Newest first; ties by cluster, namespace, kind and name.
 std::string SortKey(const WorkloadView& v) {
@@ -44,24 +51,40 @@ int64_t AgeSeconds(const std::string& timestamp, absl::Time now) {
 grpc::ServerUnaryReactor* WorkloadMapService::ServeListWorkloads(
     const UnaryCall& call, const v1::ListWorkloadsRequest* request,
     v1::ListWorkloadsResponse* response) {
-  return RunHere(call, "ListWorkloads", [&]() -> absl::Status {
+  std::optional<ListFilter> filter;
+  std::string after;
+  auto prepare = [&]() -> absl::Status {
     if (!ready_) return NotReadyError();
     if (request->page_size() < 0) return absl::InvalidArgumentError("page_size is negative");
-    int page_size = request->page_size() == 0 ? 100 : request->page_size();
-    page_size = std::min(page_size, options_.max_page_size);
-    auto filter = MakeFilter(index_, kind_names_, request->cluster(), request->namespace_(),
-                             request->kinds(), request->statuses(), request->label_selector());
-    if (!filter.ok()) return filter.status();
-    std::string after;
+    auto made = MakeFilter(index_, kind_names_, request->cluster(), request->namespace_(),
+                           request->kinds(), request->statuses(), request->label_selector());
+    if (!made.ok()) return made.status();
+    filter = *std::move(made);
     if (!request->page_token().empty()) {
       auto key = DecodePageToken(request->page_token());
       if (!key.ok()) return key.status();
       after = *std::move(key);
     }
+    return absl::OkStatus();
+  };
+  if (absl::Status prepared = prepare(); !prepared.ok()) {
+    return RunHere(call, kMethod, [&] { return prepared; });
+  }
+  auto access = std::make_shared<ListAccess>(call.caller, options_.access_reviewers, index_);
+  // Lists `views` into the response; false when a decision on who may see
+  // them is not cached and `may_ask` is false.
+  auto list = [this, request, response, access, filter = *std::move(filter),
+               after = std::move(after)](bool may_ask) -> absl::StatusOr<bool> {
+    int page_size = request->page_size() == 0 ? 100 : request->page_size();
+    page_size = std::min(page_size, options_.max_page_size);
     uint64_t revision = index_.revision();
     std::vector<std::pair<std::string, std::shared_ptr<const WorkloadView>>> rows;
     for (auto& view : index_.List()) {
-      if (!filter->Matches(index_, kind_names_, *view)) continue;
+      if (!filter.Matches(index_, kind_names_, *view)) continue;
+      absl::StatusOr<std::optional<bool>> may_see = access->MaySee(*view, may_ask);
+      if (!may_see.ok()) return may_see.status();
+      if (!may_see->has_value()) return false;
+      if (!**may_see) continue;
       std::string key = SortKey(*view);
       if (!after.empty() && !Newer(after, key)) continue;
       rows.emplace_back(std::move(key), std::move(view));
@@ -78,8 +101,15 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeListWorkloads(
       response->set_next_page_token(EncodePageToken(rows[page_size - 1].first));
     }
     response->set_revision(revision);
-    return absl::OkStatus();
-  });
+    response->set_filtered(access->filtered());
+    return true;
+  };
+  absl::StatusOr<bool> listed = list(/*may_ask=*/false);
+  if (!listed.ok() || *listed) {
+    return RunHere(call, kMethod, [&] { return listed.status(); });
+  }
+  // Some decision needs a SubjectAccessReview: the whole listing, on the pool.
+  return Offload(call, kMethod, [list]() -> absl::Status { return list(true).status(); });
 }
 
 }  // namespace wm::rpc

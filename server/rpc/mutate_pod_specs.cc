@@ -1,5 +1,7 @@
 // MutatePodSpecs: pod-template changes checked as the apiserver would, as a patch, a dry run or an
 // apply.
+#include <optional>
+
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 #include "server/common/user_text.h"
@@ -13,6 +15,7 @@
 namespace wm::rpc {
 
 namespace v1 = workloadmap::v1;
+using internal::AttributesOf;
 using internal::CachedObjectOf;
 using internal::DefinitionFor;
 using internal::FindTarget;
@@ -24,6 +27,8 @@ using internal::PickCluster;
 using internal::Target;
 
 namespace {
+
+constexpr char kMethod[] = "MutatePodSpecs";
 
 absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest& request) {
   resolution::WorkloadEdit edit;
@@ -106,79 +111,119 @@ absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest&
   return edit;
 }
 
+// Computes `edit` of `ref` (or of the request's inline object) and, for an
+// apply, patches it as `caller`.
+absl::Status Mutate(index::WorkloadIndex& index, expressions::Engine& engine,
+                    const WorkloadMapService::Options& options, const access::Identity* caller,
+                    const v1::MutatePodSpecsRequest& request, const resolution::WorkloadEdit& edit,
+                    std::optional<Target> ref, v1::MutatePodSpecsResponse* response) {
+  Json object;
+  Target target;
+  if (ref) {
+    target = *ref;
+    auto cached = CachedObjectOf(target);
+    if (!cached.ok()) return cached.status();
+    object = *(*cached)->Document();
+  } else {
+    if (request.apply())
+      return absl::InvalidArgumentError("apply: only a ref target can be applied");
+    auto parsed = ParseJsonField(request.inline_().object_json(), "inline.object_json");
+    if (!parsed.ok()) return parsed.status();
+    object = *std::move(parsed);
+    auto cluster = PickCluster(index, "");
+    if (!cluster.ok()) return cluster.status();
+    auto gvk = GvkOf(object, "inline.object_json");
+    if (!gvk.ok()) return gvk.status();
+    target.cluster = *cluster;
+    target.gvk = *gvk;
+  }
+  auto def = DefinitionFor(*target.cluster, target.gvk);
+  if (!def.ok()) return def.status();
+  auto mutated = resolution::EditWorkload(**def, engine, object, edit);
+  if (!mutated.ok()) return mutated.status();
+  Json patch = resolution::JsonPatch(object, *mutated);
+  if (absl::Status s =
+          JsonToMessage(*mutated, "result.object", response->mutable_result()->mutable_object());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          JsonToMessage(patch, "result.patch", response->mutable_result()->mutable_patch());
+      !s.ok()) {
+    return s;
+  }
+  // An answer gRPC would refuse to send is refused here, and before the
+  // patch is applied: a client must not get an error for an apply that
+  // happened.
+  if (size_t bytes = response->ByteSizeLong();
+      bytes > static_cast<size_t>(options.max_message_bytes)) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the answer (the mutated object and its patch) would be ", bytes,
+                     " bytes, more than the ", options.max_message_bytes,
+                     " a message may have (--max-message-bytes); nothing was applied"));
+  }
+  if (!request.apply()) return absl::OkStatus();
+  // Guard against a concurrent change: the patch applies only to the
+  // version it was computed from.
+  Json guarded = Json::array();
+  guarded.push_back({{"op", "test"},
+                     {"path", "/metadata/resourceVersion"},
+                     {"value", FindString(object, {"metadata", "resourceVersion"})}});
+  for (const Json& op : patch) guarded.push_back(op);
+  // As the caller, when one authenticated: the apiserver's RBAC and
+  // admission then judge the caller, not the daemon.
+  std::optional<kube::Impersonation> as;
+  // Extra fields are left out: RBAC does not read them, and impersonating
+  // each needs a grant of its own (deploy/overlays/access-control).
+  if (caller != nullptr) {
+    as = kube::Impersonation{.user = caller->user, .groups = caller->groups, .uid = caller->uid};
+  }
+  absl::Time start = absl::Now();
+  auto rv =
+      target.cluster->Patch(target.gvk, FindString(object, {"metadata", "namespace"}),
+                            FindString(object, {"metadata", "name"}), guarded, as ? &*as : nullptr);
+  if (options.audit) {
+    access::ResourceAttributes what = AttributesOf(target, "patch");
+    options.audit({.kind = AuditEvent::Kind::kApply,
+                   .method = kMethod,
+                   .who = caller,
+                   .what = &what,
+                   .status = rv.status(),
+                   .latency = absl::Now() - start});
+  }
+  if (!rv.ok()) return rv.status();
+  response->set_applied(true);
+  response->set_resource_version(*rv);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* WorkloadMapService::ServeMutatePodSpecs(
     const UnaryCall& call, const v1::MutatePodSpecsRequest* request,
     v1::MutatePodSpecsResponse* response) {
-  return Offload(call, "MutatePodSpecs", [this, request, response]() -> absl::Status {
-    auto edit = ToEdit(*request);
-    if (!edit.ok()) return edit.status();
-    Json object;
-    Target target;
-    if (request->has_ref()) {
-      auto found = FindTarget(index_, kind_names_, request->ref(), "ref");
-      if (!found.ok()) return found.status();
-      target = *found;
-      auto cached = CachedObjectOf(target);
-      if (!cached.ok()) return cached.status();
-      object = *(*cached)->Document();
-    } else if (request->has_inline_()) {
-      if (request->apply()) {
-        return absl::InvalidArgumentError("apply: only a ref target can be applied");
-      }
-      auto parsed = ParseJsonField(request->inline_().object_json(), "inline.object_json");
-      if (!parsed.ok()) return parsed.status();
-      object = *std::move(parsed);
-      auto cluster = PickCluster(index_, "");
-      if (!cluster.ok()) return cluster.status();
-      auto gvk = GvkOf(object, "inline.object_json");
-      if (!gvk.ok()) return gvk.status();
-      target.cluster = *cluster;
-      target.gvk = *gvk;
-    } else {
-      return absl::InvalidArgumentError("ref or inline is required");
-    }
-    auto def = DefinitionFor(*target.cluster, target.gvk);
-    if (!def.ok()) return def.status();
-    auto mutated = resolution::EditWorkload(**def, engine_, object, *edit);
-    if (!mutated.ok()) return mutated.status();
-    Json patch = resolution::JsonPatch(object, *mutated);
-    if (absl::Status s =
-            JsonToMessage(*mutated, "result.object", response->mutable_result()->mutable_object());
-        !s.ok()) {
-      return s;
-    }
-    if (absl::Status s =
-            JsonToMessage(patch, "result.patch", response->mutable_result()->mutable_patch());
-        !s.ok()) {
-      return s;
-    }
-    // An answer gRPC would refuse to send is refused here, and before the
-    // patch is applied: a client must not get an error for an apply that
-    // happened.
-    if (size_t bytes = response->ByteSizeLong();
-        bytes > static_cast<size_t>(options_.max_message_bytes)) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the answer (the mutated object and its patch) would be ", bytes,
-                       " bytes, more than the ", options_.max_message_bytes,
-                       " a message may have (--max-message-bytes); nothing was applied"));
-    }
-    if (!request->apply()) return absl::OkStatus();
-    // Guard against a concurrent change: the patch applies only to the
-    // version it was computed from.
-    Json guarded = Json::array();
-    guarded.push_back({{"op", "test"},
-                       {"path", "/metadata/resourceVersion"},
-                       {"value", FindString(object, {"metadata", "resourceVersion"})}});
-    for (const Json& op : patch) guarded.push_back(op);
-    auto rv = target.cluster->Patch(target.gvk, FindString(object, {"metadata", "namespace"}),
-                                    FindString(object, {"metadata", "name"}), guarded);
-    if (!rv.ok()) return rv.status();
-    response->set_applied(true);
-    response->set_resource_version(*rv);
-    return absl::OkStatus();
-  });
+  // The request's own errors first: they need no target and no access.
+  absl::StatusOr<resolution::WorkloadEdit> edit = ToEdit(*request);
+  if (!edit.ok()) return RunHere(call, kMethod, [&] { return edit.status(); });
+  auto mutate = [this, call, request, response,
+                 edit = *std::move(edit)](std::optional<Target> ref) {
+    return Offload(call, kMethod, [this, call, request, response, edit, ref]() -> absl::Status {
+      return Mutate(index_, engine_, options_, call.caller.get(), *request, edit, ref, response);
+    });
+  };
+  if (request->has_ref()) {
+    // The answer holds the object: the caller needs get on it, as kubectl
+    // get would. An apply is then judged by the apiserver, as the caller.
+    auto found = FindTarget(index_, kind_names_, request->ref(), "ref");
+    if (!found.ok()) return RunHere(call, kMethod, [&] { return found.status(); });
+    return Authorized(call, kMethod, found->cluster->name(), AttributesOf(*found, "get"),
+                      [mutate, target = *found] { return mutate(target); });
+  }
+  if (request->has_inline_()) {
+    return AuthorizedInline(call, kMethod, [mutate] { return mutate(std::nullopt); });
+  }
+  return RunHere(call, kMethod,
+                 [] { return absl::InvalidArgumentError("ref or inline is required"); });
 }
 
 }  // namespace wm::rpc

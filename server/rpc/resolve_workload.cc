@@ -47,20 +47,22 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
                    [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
-    return Offload(call, kMethod, [this, request, response_bytes]() -> absl::Status {
-      // Declared first, so it runs after the rest is freed: a large request's
-      // parsed objects would otherwise stay in the heap for good.
-      HeapTrimAfterLargeWork trim(request->ByteSizeLong());
-      auto cluster = PickCluster(index_, "");
-      if (!cluster.ok()) return cluster.status();
-      auto resolved =
-          ResolveInline(engine_, **cluster, request->inline_(), true, options_.max_inline_objects);
-      request->clear_inline_();  // its JSON texts, before the trim
-      if (!resolved.ok()) return resolved.status();
-      v1::ResolveWorkloadResponse response;
-      CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
-                  response.mutable_workload());
-      return SerializeMessage(response, response_bytes);
+    return AuthorizedInline(call, kMethod, [this, call, request, response_bytes] {
+      return Offload(call, kMethod, [this, request, response_bytes]() -> absl::Status {
+        // Declared first, so it runs after the rest is freed: a large request's
+        // parsed objects would otherwise stay in the heap for good.
+        HeapTrimAfterLargeWork trim(request->ByteSizeLong());
+        auto cluster = PickCluster(index_, "");
+        if (!cluster.ok()) return cluster.status();
+        auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true,
+                                      options_.max_inline_objects);
+        request->clear_inline_();  // its JSON texts, before the trim
+        if (!resolved.ok()) return resolved.status();
+        v1::ResolveWorkloadResponse response;
+        CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
+                    response.mutable_workload());
+        return SerializeMessage(response, response_bytes);
+      });
     });
   }
   if (!request->has_ref()) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/user_text.h"
 #include "server/rpc/caller_credentials.h"
@@ -39,25 +40,78 @@ void WorkloadMapService::Finish(const UnaryCall& call, const char* method, absl:
   call.reactor->Finish(grpc_status);
 }
 
+std::string WorkloadMapService::LimitKey(const grpc::CallbackServerContext& context,
+                                         const access::Identity* caller) {
+  if (caller != nullptr) return caller->user;
+  // "ipv4:10.0.0.1:50123", "ipv6:[::1]:50123": the address without the
+  // port, which each connection changes.
+  std::string peer = context.peer();
+  if (absl::StartsWith(peer, "ipv4:") || absl::StartsWith(peer, "ipv6:")) {
+    peer = peer.substr(0, peer.rfind(':'));
+  }
+  return "peer " + peer;
+}
+
+absl::Status WorkloadMapService::AdmitCall(grpc::CallbackServerContext& context,
+                                           const access::Identity* caller) {
+  if (options_.limits == nullptr) return absl::OkStatus();
+  absl::Duration retry_after;
+  absl::Status admitted = options_.limits->AdmitCall(LimitKey(context, caller), &retry_after);
+  if (!admitted.ok()) {
+    context.AddTrailingMetadata("wm-retry-after-ms",
+                                std::to_string(absl::ToInt64Milliseconds(retry_after)));
+  }
+  return admitted;
+}
+
 grpc::ServerUnaryReactor* WorkloadMapService::Authenticated(
     UnaryCall call, const char* method,
     std::function<grpc::ServerUnaryReactor*(const UnaryCall&)> serve) {
   const access::Authenticator* authenticator = options_.authenticator;
-  if (authenticator == nullptr) return serve(call);
-  absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*call.context);
-  if (!credentials.ok()) return RunHere(call, method, [&] { return credentials.status(); });
-  if (std::optional<absl::StatusOr<access::Identity>> known =
-          authenticator->AuthenticateWithoutBlocking(*credentials)) {
-    if (!known->ok()) return RunHere(call, method, [&] { return known->status(); });
-    call.caller = std::make_shared<const access::Identity>(**std::move(known));
+  if (authenticator == nullptr) {
+    if (absl::Status admitted = AdmitCall(*call.context, nullptr); !admitted.ok()) {
+      return RunHere(call, method, [&] { return admitted; });
+    }
     return serve(call);
   }
   absl::Time start = absl::Now();
+  absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*call.context);
+  if (!credentials.ok()) {
+    Audit({.kind = AuditEvent::Kind::kAuthentication,
+           .method = method,
+           .status = credentials.status(),
+           .cached = true,
+           .latency = absl::Now() - start});
+    return RunHere(call, method, [&] { return credentials.status(); });
+  }
+  if (std::optional<absl::StatusOr<access::SharedIdentity>> known =
+          authenticator->AuthenticateWithoutBlocking(*credentials)) {
+    Audit({.kind = AuditEvent::Kind::kAuthentication,
+           .method = method,
+           .who = known->ok() ? (*known)->get() : nullptr,
+           .status = known->status(),
+           .cached = true,
+           .latency = absl::Now() - start});
+    if (!known->ok()) return RunHere(call, method, [&] { return known->status(); });
+    if (absl::Status admitted = AdmitCall(*call.context, (*known)->get()); !admitted.ok()) {
+      return RunHere(call, method, [&] { return admitted; });
+    }
+    call.caller = **std::move(known);
+    return serve(call);
+  }
   pool_.Post([this, call, method, start, authenticator, credentials = *std::move(credentials),
               serve = std::move(serve)]() mutable {
-    absl::StatusOr<access::Identity> identity = authenticator->Authenticate(credentials);
+    absl::StatusOr<access::SharedIdentity> identity = authenticator->Authenticate(credentials);
+    Audit({.kind = AuditEvent::Kind::kAuthentication,
+           .method = method,
+           .who = identity.ok() ? identity->get() : nullptr,
+           .status = identity.status(),
+           .latency = absl::Now() - start});
     if (!identity.ok()) return Finish(call, method, start, identity.status());
-    call.caller = std::make_shared<const access::Identity>(*std::move(identity));
+    if (absl::Status admitted = AdmitCall(*call.context, identity->get()); !admitted.ok()) {
+      return Finish(call, method, start, admitted);
+    }
+    call.caller = *std::move(identity);
     serve(call);
   });
   return call.reactor;
@@ -83,28 +137,52 @@ grpc::ServerUnaryReactor* WorkloadMapService::Authorized(
     return serve();
   }
   access::AccessReviewer* reviewer = it->second;
+  absl::Time start = absl::Now();
+  auto audit = [&](const absl::Status& status, bool cached) {
+    Audit({.kind = AuditEvent::Kind::kAuthorization,
+           .method = method,
+           .who = call.caller.get(),
+           .what = &what,
+           .status = status,
+           .cached = cached,
+           .latency = absl::Now() - start});
+  };
   if (what.resource.empty()) {
-    return RunHere(call, method, [&] {
-      return absl::PermissionDeniedError(
-          absl::StrCat("cannot authorize ", what.verb, " in cluster ", cluster,
-                       ": the cluster does not say which resource serves the kind"));
-    });
+    absl::Status unknown = absl::PermissionDeniedError(
+        absl::StrCat("cannot authorize ", what.verb, " in cluster ", cluster,
+                     ": the cluster does not say which resource serves the kind"));
+    audit(unknown, true);
+    return RunHere(call, method, [&] { return unknown; });
   }
   if (std::optional<access::Decision> known = reviewer->Cached(*call.caller, what)) {
-    if (!known->allowed)
-      return RunHere(call, method, [&] { return Denied(*call.caller, what, *known); });
+    absl::Status decided = known->allowed ? absl::OkStatus() : Denied(*call.caller, what, *known);
+    audit(decided, true);
+    if (!decided.ok()) return RunHere(call, method, [&] { return decided; });
     return serve();
   }
-  absl::Time start = absl::Now();
   pool_.Post(
       [this, call, method, start, reviewer, what = std::move(what), serve = std::move(serve)] {
         absl::StatusOr<access::Decision> decision = reviewer->Review(*call.caller, what);
-        if (!decision.ok()) return Finish(call, method, start, decision.status());
-        if (!decision->allowed)
-          return Finish(call, method, start, Denied(*call.caller, what, *decision));
+        absl::Status decided = !decision.ok()      ? decision.status()
+                               : decision->allowed ? absl::OkStatus()
+                                                   : Denied(*call.caller, what, *decision);
+        Audit({.kind = AuditEvent::Kind::kAuthorization,
+               .method = method,
+               .who = call.caller.get(),
+               .what = &what,
+               .status = decided,
+               .latency = absl::Now() - start});
+        if (!decided.ok()) return Finish(call, method, start, decided);
         serve();
       });
   return call.reactor;
+}
+
+grpc::ServerUnaryReactor* WorkloadMapService::AuthorizedInline(
+    const UnaryCall& call, const char* method, std::function<grpc::ServerUnaryReactor*()> serve) {
+  if (!options_.inline_permission || index_.clusters().empty()) return serve();
+  return Authorized(call, method, index_.clusters().front()->name(), *options_.inline_permission,
+                    std::move(serve));
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::Offload(const UnaryCall& call, const char* method,

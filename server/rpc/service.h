@@ -4,16 +4,19 @@
 #include <atomic>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "absl/functional/function_ref.h"
 #include "absl/time/time.h"
 #include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
+#include "server/access/caller_limits.h"
 #include "server/access/identity.h"
 #include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
 #include "server/index/workload_index.h"
+#include "server/rpc/audit.h"
 #include "server/rpc/kind_names.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -73,6 +76,23 @@ class WorkloadMapService final
     // each outlives the service. Calls on a cluster without one, and all
     // calls when `authenticator` is null, are not authorized.
     std::map<std::string, access::AccessReviewer*> access_reviewers;
+    // How often a WatchWorkloads stream asks the reviewers again what its
+    // caller may see (their caches decide when the apiserver is asked): a
+    // namespace gained or lost shows at the workload's next change.
+    absl::Duration watch_access_recheck = absl::Seconds(30);
+    // What a caller needs, cluster-wide in the first cluster, for calls on
+    // objects it sends rather than names (inline ResolveWorkload,
+    // GetGangInstructions and MutatePodSpecs, ValidateDefinition): they read
+    // nothing of the cluster, so by default (unset) any authenticated caller
+    // may make them.
+    std::optional<access::ResourceAttributes> inline_permission;
+    // Told of every authentication and authorization decision and every
+    // apply (see AuditEvent); may be empty.
+    Auditor audit;
+    // Bounds each caller's call rate and open watches (outlives the
+    // service); null: callers are not limited. Callers are authenticated
+    // users, or, when calls are not authenticated, peer addresses.
+    access::CallerLimits* limits = nullptr;
   };
   // Told of every finished call: method name, code, latency.
   using Observer = std::function<void(const char* method, grpc::StatusCode, absl::Duration)>;
@@ -124,7 +144,7 @@ class WorkloadMapService final
     grpc::CallbackServerContext* context;
     grpc::ServerUnaryReactor* reactor;
     std::function<absl::Status()> serialize_response;
-    std::shared_ptr<const access::Identity> caller;
+    access::SharedIdentity caller;
   };
   // Serves `call` with `serve` once its caller is authenticated: at once when
   // that needs no apiserver call (a certificate, a token reviewed lately),
@@ -141,6 +161,20 @@ class WorkloadMapService final
   grpc::ServerUnaryReactor* Authorized(const UnaryCall& call, const char* method,
                                        const std::string& cluster, access::ResourceAttributes what,
                                        std::function<grpc::ServerUnaryReactor*()> serve);
+  // Serves a call on objects the caller sent with `serve` when the caller
+  // has Options::inline_permission (at once when none is configured).
+  grpc::ServerUnaryReactor* AuthorizedInline(const UnaryCall& call, const char* method,
+                                             std::function<grpc::ServerUnaryReactor*()> serve);
+  // Who `caller` counts as for Options::limits: the user, or the peer's
+  // address when calls are not authenticated.
+  static std::string LimitKey(const grpc::CallbackServerContext& context,
+                              const access::Identity* caller);
+  // One call of `caller` under Options::limits; ResourceExhausted (with
+  // the retry hint in trailing metadata wm-retry-after-ms) when over.
+  absl::Status AdmitCall(grpc::CallbackServerContext& context, const access::Identity* caller);
+  void Audit(const AuditEvent& event) const {
+    if (options_.audit) options_.audit(event);
+  }
   grpc::ServerUnaryReactor* ServeResolveWorkload(const UnaryCall& call,
                                                  const grpc::ByteBuffer* request_bytes,
                                                  grpc::ByteBuffer* response_bytes);

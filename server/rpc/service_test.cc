@@ -1177,6 +1177,7 @@ TEST_F(ServiceTest, MutateApply) {
   EXPECT_EQ(patches[0].gvk.kind, "JobSet");
   EXPECT_EQ(patches[0].namespace_, "default");
   EXPECT_EQ(patches[0].name, "demo");
+  EXPECT_EQ(patches[0].as_user, "");  // calls are not authenticated: as the daemon
   // Guarded by the resourceVersion it was computed from, then the patch.
   ASSERT_EQ(patches[0].patch.size(), 3u) << patches[0].patch.dump();
   EXPECT_EQ(patches[0].patch[0],

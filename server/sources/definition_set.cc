@@ -46,6 +46,10 @@ std::shared_ptr<const definitions::Registry> DefinitionSet::Current() const {
   return current_;
 }
 
+bool IsKartaSource(absl::string_view source) {
+  return absl::StartsWith(source, kClusterSourcePrefix);
+}
+
 std::vector<definitions::Registry::Rejected> DefinitionSet::rejected() const {
   std::unique_lock lock(mu_);
   return rejected_;
@@ -79,7 +83,7 @@ absl::Status DefinitionSet::Rebuild() {
     }
   }
   for (const auto& r : registry->rejected()) {
-    if (absl::StartsWith(r.source, kClusterSourcePrefix)) rejected.push_back(r);
+    if (IsKartaSource(r.source)) rejected.push_back(r);
   }
   rejected_ = std::move(rejected);
   current_ = registry;

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "server/definitions/registry.h"
 #include "server/kube/cluster_cache.h"
 
@@ -19,6 +20,9 @@ std::vector<Gvk> KindsToWatch(const definitions::Registry& registry);
 
 // The Karta kind: cluster definitions are objects of run.ai/v1alpha1 Karta.
 Gvk KartaGvk();
+// Whether a definition's (or a rejected definition's) source is a Karta
+// object of the cluster.
+bool IsKartaSource(absl::string_view source);
 
 // The definitions in force: a fixed base (the built-in catalog and files)
 // overlaid with the Karta objects of a cluster. Each change of a Karta

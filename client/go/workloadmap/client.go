@@ -40,6 +40,7 @@ type dialOptions struct {
 	certFile  string
 	keyFile   string
 	lazy      bool
+	token     *bearerToken
 	extra     []grpc.DialOption
 }
 
@@ -108,6 +109,10 @@ func Dial(ctx context.Context, address string, opts ...Option) (*Client, error) 
 		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxMessageBytes)),
 		grpc.WithKeepaliveParams(keepalive.ClientParameters{Time: keepaliveTime, Timeout: 10 * time.Second}),
 	)
+	if o.token != nil {
+		dialOpts = append(dialOpts, grpc.WithPerRPCCredentials(o.token))
+	}
+	dialOpts = append(dialOpts, explainAccessErrors(o.token != nil)...)
 	dialOpts = append(dialOpts, o.extra...)
 	conn, err := grpc.NewClient(target, dialOpts...)
 	if err != nil {

@@ -772,3 +772,54 @@ func TestDialMutualTLS(t *testing.T) {
 		t.Errorf("Dial with a certificate without its key = %v, want InvalidArgument", err)
 	}
 }
+
+// A daemon with --authentication=kubernetes serves a caller whose
+// ServiceAccount token (from a file, as the kubelet projects it) RBAC lets
+// get the JobSet, and refuses a call without a token, saying how to send one.
+func TestTokenFromAFileAuthenticatesTheCaller(t *testing.T) {
+	env := integration(t)
+	d := startDaemon(t, env, "--authentication=kubernetes", "--token-audiences=workloadmap")
+	ctx := testContext(t, 60*time.Second)
+	sa := fmt.Sprintf("go-client-%d", time.Now().UnixNano()%1000000)
+	kubectl(t, "-n", env.namespace, "create", "serviceaccount", sa)
+	t.Cleanup(func() { runKubectl("-n", env.namespace, "delete", "serviceaccount,role,rolebinding", sa) })
+	kubectl(t, "-n", env.namespace, "create", "role", sa, "--verb=get", "--resource=jobsets.jobset.x-k8s.io")
+	kubectl(t, "-n", env.namespace, "create", "rolebinding", sa, "--role="+sa,
+		"--serviceaccount="+env.namespace+":"+sa)
+	file := filepath.Join(t.TempDir(), "token")
+	token := kubectl(t, "-n", env.namespace, "create", "token", sa, "--audience=workloadmap")
+	if err := os.WriteFile(file, []byte(token+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	anonymous := dial(t, d.socket)
+	_, err := anonymous.Resolve(ctx, workloadmap.Ref(env.namespace, "jobset", env.jobsets[0]))
+	if status.Code(err) != codes.Unauthenticated || !strings.Contains(err.Error(), "WithTokenFile") {
+		t.Errorf("Resolve without a token = %v, want Unauthenticated saying how to send one", err)
+	}
+	c := dial(t, d.socket, workloadmap.WithTokenFile(file))
+	// RBAC's informers catch up with the new Role.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		_, err = c.Resolve(ctx, workloadmap.Ref(env.namespace, "jobset", env.jobsets[0]))
+		if err == nil || time.Now().After(deadline) || status.Code(err) != codes.PermissionDenied {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatalf("Resolve with the ServiceAccount's token: %v\n%s", err, d.logs())
+	}
+	// A token the file no longer holds is not sent: the file is re-read.
+	if err := os.WriteFile(file, []byte("not-a-token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = c.Resolve(ctx, workloadmap.Ref(env.namespace, "jobset", env.jobsets[0]))
+	if status.Code(err) != codes.Unauthenticated {
+		t.Errorf("Resolve with the rewritten token file = %v, want Unauthenticated", err)
+	}
+	static := dial(t, d.socket, workloadmap.WithBearerToken(token))
+	if _, err := static.Resolve(ctx, workloadmap.Ref(env.namespace, "jobset", env.jobsets[0])); err != nil {
+		t.Errorf("Resolve with WithBearerToken: %v", err)
+	}
+}

@@ -677,6 +677,11 @@ type ListWorkloadsResponse struct {
 	// Empty on the last page.
 	NextPageToken string `protobuf:"bytes,2,opt,name=next_page_token,json=nextPageToken,proto3" json:"next_page_token,omitempty"`
 	Revision      uint64 `protobuf:"varint,3,opt,name=revision,proto3" json:"revision,omitempty"`
+	// The caller may not list some kind of workload in every namespace, so
+	// the answer holds only the namespaces where it may (authorization on).
+	// Set whenever such a kind matched the request's filters, whether or not
+	// a workload was left out, so it does not tell which namespaces hold any.
+	Filtered      bool `protobuf:"varint,4,opt,name=filtered,proto3" json:"filtered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -730,6 +735,13 @@ func (x *ListWorkloadsResponse) GetRevision() uint64 {
 		return x.Revision
 	}
 	return 0
+}
+
+func (x *ListWorkloadsResponse) GetFiltered() bool {
+	if x != nil {
+		return x.Filtered
+	}
+	return false
 }
 
 // Changes to the pod templates of some component instances.
@@ -1343,7 +1355,12 @@ type WorkloadEvent struct {
 	Type     WorkloadEvent_Type     `protobuf:"varint,1,opt,name=type,proto3,enum=workloadmap.v1.WorkloadEvent_Type" json:"type,omitempty"`
 	Revision uint64                 `protobuf:"varint,2,opt,name=revision,proto3" json:"revision,omitempty"`
 	// For DELETED, the last resolved state.
-	Workload      *ResolvedWorkload `protobuf:"bytes,3,opt,name=workload,proto3" json:"workload,omitempty"`
+	Workload *ResolvedWorkload `protobuf:"bytes,3,opt,name=workload,proto3" json:"workload,omitempty"`
+	// On SYNCED: the stream holds only the namespaces where the caller may
+	// list (as ListWorkloadsResponse.filtered). While the stream runs, a
+	// namespace the caller gains comes as ADDED events and one it loses as
+	// DELETED events, within the daemon's authorization cache TTL.
+	Filtered      bool `protobuf:"varint,4,opt,name=filtered,proto3" json:"filtered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1397,6 +1414,13 @@ func (x *WorkloadEvent) GetWorkload() *ResolvedWorkload {
 		return x.Workload
 	}
 	return nil
+}
+
+func (x *WorkloadEvent) GetFiltered() bool {
+	if x != nil {
+		return x.Filtered
+	}
+	return false
 }
 
 type ListDefinitionsRequest struct {
@@ -1652,9 +1676,12 @@ func (x *RejectedDefinition) GetFindings() []*Finding {
 }
 
 type ListDefinitionsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Definitions   []*DefinitionInfo      `protobuf:"bytes,1,rep,name=definitions,proto3" json:"definitions,omitempty"`
-	Rejected      []*RejectedDefinition  `protobuf:"bytes,2,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	state       protoimpl.MessageState `protogen:"open.v1"`
+	Definitions []*DefinitionInfo      `protobuf:"bytes,1,rep,name=definitions,proto3" json:"definitions,omitempty"`
+	Rejected    []*RejectedDefinition  `protobuf:"bytes,2,rep,name=rejected,proto3" json:"rejected,omitempty"`
+	// The cluster's own definitions (Karta objects, accepted or rejected) are
+	// left out: the caller may not list kartas.run.ai (authorization on).
+	Filtered      bool `protobuf:"varint,3,opt,name=filtered,proto3" json:"filtered,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1701,6 +1728,13 @@ func (x *ListDefinitionsResponse) GetRejected() []*RejectedDefinition {
 		return x.Rejected
 	}
 	return nil
+}
+
+func (x *ListDefinitionsResponse) GetFiltered() bool {
+	if x != nil {
+		return x.Filtered
+	}
+	return false
 }
 
 type ValidateDefinitionRequest struct {
@@ -1859,11 +1893,12 @@ const file_workloadmap_v1_service_proto_rawDesc = "" +
 	"\x12creation_timestamp\x18\a \x01(\tR\x11creationTimestamp\x12\x1f\n" +
 	"\vage_seconds\x18\b \x01(\x03R\n" +
 	"ageSeconds\x12\x14\n" +
-	"\x05error\x18\t \x01(\tR\x05error\"\x9a\x01\n" +
+	"\x05error\x18\t \x01(\tR\x05error\"\xb6\x01\n" +
 	"\x15ListWorkloadsResponse\x12=\n" +
 	"\tworkloads\x18\x01 \x03(\v2\x1f.workloadmap.v1.WorkloadSummaryR\tworkloads\x12&\n" +
 	"\x0fnext_page_token\x18\x02 \x01(\tR\rnextPageToken\x12\x1a\n" +
-	"\brevision\x18\x03 \x01(\x04R\brevision\"\xd7\a\n" +
+	"\brevision\x18\x03 \x01(\x04R\brevision\x12\x1a\n" +
+	"\bfiltered\x18\x04 \x01(\bR\bfiltered\"\xd7\a\n" +
 	"\x11PodTemplateChange\x12\x1c\n" +
 	"\tcomponent\x18\x01 \x01(\tR\tcomponent\x12\x1f\n" +
 	"\vinstance_id\x18\x02 \x01(\tR\n" +
@@ -1927,11 +1962,12 @@ const file_workloadmap_v1_service_proto_rawDesc = "" +
 	"\x05kinds\x18\x03 \x03(\tR\x05kinds\x12%\n" +
 	"\x0elabel_selector\x18\x04 \x01(\tR\rlabelSelector\x12'\n" +
 	"\x0fresume_revision\x18\x05 \x01(\x04R\x0eresumeRevision\x12!\n" +
-	"\finclude_pods\x18\x06 \x01(\bR\vincludePods\"\xf1\x01\n" +
+	"\finclude_pods\x18\x06 \x01(\bR\vincludePods\"\x8d\x02\n" +
 	"\rWorkloadEvent\x126\n" +
 	"\x04type\x18\x01 \x01(\x0e2\".workloadmap.v1.WorkloadEvent.TypeR\x04type\x12\x1a\n" +
 	"\brevision\x18\x02 \x01(\x04R\brevision\x12<\n" +
-	"\bworkload\x18\x03 \x01(\v2 .workloadmap.v1.ResolvedWorkloadR\bworkload\"N\n" +
+	"\bworkload\x18\x03 \x01(\v2 .workloadmap.v1.ResolvedWorkloadR\bworkload\x12\x1a\n" +
+	"\bfiltered\x18\x04 \x01(\bR\bfiltered\"N\n" +
 	"\x04Type\x12\x14\n" +
 	"\x10TYPE_UNSPECIFIED\x10\x00\x12\t\n" +
 	"\x05ADDED\x10\x01\x12\f\n" +
@@ -1957,10 +1993,11 @@ const file_workloadmap_v1_service_proto_rawDesc = "" +
 	"\x12RejectedDefinition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06source\x18\x02 \x01(\tR\x06source\x123\n" +
-	"\bfindings\x18\x03 \x03(\v2\x17.workloadmap.v1.FindingR\bfindings\"\x9b\x01\n" +
+	"\bfindings\x18\x03 \x03(\v2\x17.workloadmap.v1.FindingR\bfindings\"\xb7\x01\n" +
 	"\x17ListDefinitionsResponse\x12@\n" +
 	"\vdefinitions\x18\x01 \x03(\v2\x1e.workloadmap.v1.DefinitionInfoR\vdefinitions\x12>\n" +
-	"\brejected\x18\x02 \x03(\v2\".workloadmap.v1.RejectedDefinitionR\brejected\"D\n" +
+	"\brejected\x18\x02 \x03(\v2\".workloadmap.v1.RejectedDefinitionR\brejected\x12\x1a\n" +
+	"\bfiltered\x18\x03 \x01(\bR\bfiltered\"D\n" +
 	"\x19ValidateDefinitionRequest\x12'\n" +
 	"\x0fdefinition_yaml\x18\x01 \x01(\tR\x0edefinitionYaml\"}\n" +
 	"\x1aValidateDefinitionResponse\x12\x14\n" +

@@ -353,3 +353,91 @@ def make_pki(pki: pathlib.Path) -> None:
         )
         openssl("x509", "-req", *ca, "-days", "1", "-extfile", f"{name}.ext", "-in", f"{name}.csr",
                 "-out", f"{name}.crt")  # fmt: skip
+
+
+def kubectl(*args: str) -> str:
+    binary = pathlib.Path(env("WM_TESTBED_BIN")) / "kubectl"
+    return subprocess.run(
+        [str(binary), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def test_a_token_file_authenticates_the_caller(
+    namespace: str, demos: list[str], run_daemon: Callable[..., Daemon], tmp_path: pathlib.Path
+) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    run_daemon(
+        "--kubeconfig",
+        env("KUBECONFIG"),
+        "--namespace",
+        namespace,
+        "--listen",
+        address,
+        "--authentication=kubernetes",
+        "--token-audiences=workloadmap",
+    )
+    sa = f"py-client-{time.monotonic_ns() % 1000000}"
+    kubectl("-n", namespace, "create", "serviceaccount", sa)
+    try:
+        kubectl(
+            "-n",
+            namespace,
+            "create",
+            "role",
+            sa,
+            "--verb=get",
+            "--resource=jobsets.jobset.x-k8s.io",
+        )
+        kubectl(
+            "-n",
+            namespace,
+            "create",
+            "rolebinding",
+            sa,
+            f"--role={sa}",
+            f"--serviceaccount={namespace}:{sa}",
+        )
+        token_file = tmp_path / "token"
+        token_file.write_text(
+            kubectl("-n", namespace, "create", "token", sa, "--audience=workloadmap") + "\n"
+        )
+
+        with Client(address) as anonymous, pytest.raises(grpc.RpcError) as refused:
+            anonymous.resolve(namespace, "jobset", demos[0])
+        assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+        with Client(address, token_file=token_file) as client:
+            deadline = time.monotonic() + 30
+            while True:  # RBAC's informers catch up with the new Role
+                try:
+                    resolved = client.resolve(namespace, "jobset", demos[0])
+                    break
+                except grpc.RpcError as e:
+                    if e.code() != grpc.StatusCode.PERMISSION_DENIED or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.1)
+            assert resolved.workload.ref.name == demos[0]
+            # The file is re-read when it changes.
+            token_file.write_text("not-a-token")
+            with pytest.raises(grpc.RpcError) as rejected:
+                client.resolve(namespace, "jobset", demos[0])
+            assert rejected.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    finally:
+        subprocess.run(
+            [
+                str(pathlib.Path(env("WM_TESTBED_BIN")) / "kubectl"),
+                "-n",
+                namespace,
+                "delete",
+                "serviceaccount,role,rolebinding",
+                sa,
+                "--ignore-not-found",
+            ],
+            check=False,
+            capture_output=True,
+        )
+
+
+def test_token_and_token_file_are_exclusive(tmp_path: pathlib.Path) -> None:
+    with pytest.raises(ValueError, match="not both"):
+        Client("127.0.0.1:1", token="t", token_file=tmp_path / "token")

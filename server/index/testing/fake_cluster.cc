@@ -27,9 +27,10 @@ std::string FakeCluster::Resource(const Gvk& gvk) const {
 }
 
 absl::StatusOr<std::string> FakeCluster::Patch(const Gvk& gvk, const std::string& namespace_,
-                                               const std::string& name, const Json& patch) {
+                                               const std::string& name, const Json& patch,
+                                               const kube::Impersonation* as) {
   std::lock_guard lock(mu_);
-  patches_.push_back({gvk, namespace_, name, patch});
+  patches_.push_back({gvk, namespace_, name, patch, as == nullptr ? "" : as->user});
   return std::string("1001");
 }
 

@@ -29,6 +29,7 @@ class FakeCluster final : public Cluster {
     Gvk gvk;
     std::string namespace_, name;
     Json patch;
+    std::string as_user;  // empty: as the daemon
   };
 
   explicit FakeCluster(std::shared_ptr<const definitions::Registry> registry,
@@ -43,7 +44,8 @@ class FakeCluster final : public Cluster {
   std::string KindProblem(const Gvk& gvk) const override;
   std::string Resource(const Gvk& gvk) const override;
   absl::StatusOr<std::string> Patch(const Gvk& gvk, const std::string& namespace_,
-                                    const std::string& name, const Json& patch) override;
+                                    const std::string& name, const Json& patch,
+                                    const kube::Impersonation* as) override;
 
   // Applies an event to `object`, of the kind its apiVersion and kind name
   // (pods kept compact, as the daemon keeps them), and tells `index` of each

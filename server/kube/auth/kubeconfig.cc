@@ -351,14 +351,14 @@ absl::Status ApplyUser(const Node& user, const ExecOptions& exec_options, Cluste
     return user.Error("client-certificate", "not set, but client-key is");
   }
 
-  ASSIGN_OR_RETURN(out.impersonate_user, user.String("as"));
-  ASSIGN_OR_RETURN(out.impersonate_groups, user.StringList("as-groups"));
-  ASSIGN_OR_RETURN(out.impersonate_uid, user.String("as-uid"));
+  ASSIGN_OR_RETURN(out.impersonate.user, user.String("as"));
+  ASSIGN_OR_RETURN(out.impersonate.groups, user.StringList("as-groups"));
+  ASSIGN_OR_RETURN(out.impersonate.uid, user.String("as-uid"));
   if (const Json* extra = user.Get("as-user-extra")) {
     if (!extra->is_object()) return user.Error("as-user-extra", "must be a mapping");
     ASSIGN_OR_RETURN(Node extras, user.Child("as-user-extra"));
     for (auto it = extra->begin(); it != extra->end(); ++it) {
-      ASSIGN_OR_RETURN(out.impersonate_extra[it.key()], extras.StringList(it.key()));
+      ASSIGN_OR_RETURN(out.impersonate.extra[it.key()], extras.StringList(it.key()));
     }
   }
 

@@ -14,6 +14,16 @@
 
 namespace wm::kube {
 
+// Whom requests act as (Kubernetes user impersonation: the Impersonate-*
+// headers). The apiserver authorizes, admits and records such a request as
+// this user, provided the client's own credential may `impersonate` it.
+struct Impersonation {
+  std::string user;  // empty: no impersonation
+  std::vector<std::string> groups;
+  std::string uid;
+  std::map<std::string, std::vector<std::string>> extra;
+};
+
 // Everything needed to talk to one apiserver.
 struct ClusterConnection {
   std::string context;  // the kubeconfig context's name, or "in-cluster"
@@ -26,11 +36,9 @@ struct ClusterConnection {
   // exec plugin) takes precedence over it.
   std::string client_cert_pem, client_key_pem;
   std::string namespace_;  // the context's namespace, "default" when unset
-  // Impersonation headers (kubeconfig as, as-groups, as-uid, as-user-extra).
-  std::string impersonate_user;
-  std::vector<std::string> impersonate_groups;
-  std::string impersonate_uid;
-  std::map<std::string, std::vector<std::string>> impersonate_extra;
+  // Whom every request acts as (kubeconfig as, as-groups, as-uid,
+  // as-user-extra).
+  Impersonation impersonate;
   // Bearer token / exec plugin. Null: the user has neither (a client
   // certificate alone, or anonymous).
   std::shared_ptr<CredentialSource> credentials;

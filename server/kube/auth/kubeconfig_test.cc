@@ -79,8 +79,8 @@ contexts:
   EXPECT_EQ(got->ca_pem, kCa);
   EXPECT_FALSE(got->insecure_skip_tls_verify);
   EXPECT_EQ(got->namespace_, "team-a");
-  EXPECT_EQ(got->impersonate_user, "jane");
-  EXPECT_THAT(got->impersonate_groups, ElementsAre("devs", "ops"));
+  EXPECT_EQ(got->impersonate.user, "jane");
+  EXPECT_THAT(got->impersonate.groups, ElementsAre("devs", "ops"));
   EXPECT_EQ(got->client_cert_pem, "");
   EXPECT_EQ(Token(*got), "secret-token");
 }

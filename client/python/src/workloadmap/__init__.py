@@ -10,11 +10,13 @@ service_pb2_grpc); Client wraps the common calls.
 """
 
 from workloadmap._address import Address, default_address, parse_address
+from workloadmap._token import SERVICE_ACCOUNT_TOKEN_FILE
 from workloadmap._watch import Backoff, Watch, WatchEvent, WatchEventType
 from workloadmap.client import DEFAULT_OPTIONS, SERVICE_NAME, Client, object_ref
 
 __all__ = [
     "DEFAULT_OPTIONS",
+    "SERVICE_ACCOUNT_TOKEN_FILE",
     "SERVICE_NAME",
     "Address",
     "Backoff",

@@ -17,6 +17,7 @@ ValidateDefinition).
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, overload
@@ -25,6 +26,7 @@ import grpc
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 
 from workloadmap._address import default_address, parse_address
+from workloadmap._token import BearerToken as _BearerToken
 from workloadmap._watch import Backoff, Watch
 from workloadmap.v1 import service_pb2, service_pb2_grpc, workload_pb2
 
@@ -98,6 +100,8 @@ class Client:
         credentials: grpc.ChannelCredentials | None = None,
         timeout: float | None = 30.0,
         metadata: Metadata = (),
+        token: str | None = None,
+        token_file: str | os.PathLike[str] | None = None,
         options: Sequence[tuple[str, Any]] = (),
     ) -> None:
         """Dials the daemon (lazily: the connection opens on the first call).
@@ -114,13 +118,22 @@ class Client:
                 none); None waits forever.
             metadata: sent with every call (e.g. an authorization header
                 for a proxy in front of the daemon).
+            token: a bearer token sent with every call, for a daemon run with
+                --authentication=kubernetes (it reviews the token with the
+                cluster). Sent on plaintext connections too: use TLS or a
+                Unix socket wherever others share the network.
+            token_file: a file holding the token, re-read whenever it
+                changes (the kubelet rotates projected ServiceAccount
+                tokens), e.g. SERVICE_ACCOUNT_TOKEN_FILE in a pod.
             options: gRPC channel options, over DEFAULT_OPTIONS, e.g.
                 [("grpc.max_receive_message_length", 64 << 20)].
 
         Raises:
-            ValueError: a malformed address, or credentials with a Unix
-                socket.
+            ValueError: a malformed address, credentials with a Unix
+                socket, or both token and token_file.
         """
+        if token is not None and token_file is not None:
+            raise ValueError("give token or token_file, not both")
         self.address = address if address is not None else default_address()
         parsed = parse_address(self.address)
         if credentials is not None and parsed.unix:
@@ -136,6 +149,7 @@ class Client:
         self._health = health_pb2_grpc.HealthStub(self.channel)
         self._timeout = timeout
         self._metadata = tuple(metadata)
+        self._token = _BearerToken(token, token_file) if token or token_file else None
         self._watches: weakref.WeakSet[Watch] = weakref.WeakSet()
 
     def close(self) -> None:
@@ -337,7 +351,7 @@ class Client:
             resume_revision=resume_revision,
         )
         watch = Watch(
-            lambda r: self.stub.WatchWorkloads(r, metadata=self._metadata),
+            lambda r: self.stub.WatchWorkloads(r, metadata=self._call_metadata()),
             request,
             backoff=backoff or Backoff(),
             max_retries=max_retries,
@@ -383,5 +397,10 @@ class Client:
     def _call_args(self, timeout: float | None) -> dict[str, Any]:
         return {
             "timeout": timeout if timeout is not None else self._timeout,
-            "metadata": self._metadata,
+            "metadata": self._call_metadata(),
         }
+
+    def _call_metadata(self) -> tuple[tuple[str, str], ...]:
+        if self._token is None:
+            return self._metadata
+        return (*self._metadata, ("authorization", f"Bearer {self._token.value()}"))
