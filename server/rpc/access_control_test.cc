@@ -313,10 +313,12 @@ TEST_F(AccessControlTest, AListShowsTheNamespacesWhereTheCallerMayListAndSaysItW
 // The events of a watch until `until` holds of one, or 10 s pass.
 class WatchStream {
  public:
-  WatchStream(v1::WorkloadMap::Stub& stub, const std::string& token) {
+  WatchStream(v1::WorkloadMap::Stub& stub, const std::string& token, uint64_t resume = 0) {
     context_.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
     context_.AddMetadata("authorization", "Bearer " + token);
-    reader_ = stub.WatchWorkloads(&context_, v1::WatchWorkloadsRequest());
+    v1::WatchWorkloadsRequest request;
+    request.set_resume_revision(resume);
+    reader_ = stub.WatchWorkloads(&context_, request);
   }
   ~WatchStream() {
     context_.TryCancel();
@@ -333,17 +335,22 @@ class WatchStream {
     while (reader_->Read(&event)) {
       seen.push_back(absl::StrCat(v1::WorkloadEvent::Type_Name(event.type()), " ",
                                   event.workload().ref().namespace_()));
-      if (event.type() == v1::WorkloadEvent::SYNCED) filtered_ = event.filtered();
+      if (event.type() == v1::WorkloadEvent::SYNCED) {
+        filtered_ = event.filtered();
+        synced_revision_ = event.revision();
+      }
       if (until(event)) break;
     }
     return seen;
   }
   bool filtered() const { return filtered_; }
+  uint64_t synced_revision() const { return synced_revision_; }
 
  private:
   grpc::ClientContext context_;
   std::unique_ptr<grpc::ClientReader<v1::WorkloadEvent>> reader_;
   bool filtered_ = false;
+  uint64_t synced_revision_ = 0;
 };
 
 bool IsSynced(const v1::WorkloadEvent& e) { return e.type() == v1::WorkloadEvent::SYNCED; }
@@ -517,6 +524,30 @@ TEST_F(AccessControlTest, ClusterDefinitionsAreShownToWhoMayListKartas) {
   EXPECT_EQ(kai_sees, std::set<std::string>{});
   EXPECT_TRUE(kai_filtered);
   EXPECT_EQ(apiserver_.last_review()["spec"]["resourceAttributes"]["resource"], "kartas");
+}
+
+TEST_F(AccessControlTest, AResumedWatchTellsOfWhatTheCallerSawBefore) {
+  using ::testing::ElementsAre;
+  uint64_t revision = 0;
+  {
+    WatchStream kai(harness_->stub(), "scheduler-token");
+    EXPECT_THAT(kai.ReadUntil(IsSynced), ElementsAre("ADDED default", "SYNCED "));
+    revision = kai.synced_revision();
+  }
+  // While the client is away, both JobSets go; resumed, it hears of the one
+  // it saw (a stream of its own never showed it), not of team-b's.
+  auto seed =
+      ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml");
+  ASSERT_TRUE(seed.ok());
+  Json demo = (*seed)[0];
+  Json team_b = demo;
+  team_b["metadata"]["namespace"] = "team-b";
+  team_b["metadata"]["uid"] = "team-b-demo-uid";
+  cluster_.Delete(harness_->index(), team_b);
+  cluster_.Delete(harness_->index(), demo);
+  harness_->index().WaitForIdle();
+  WatchStream resumed(harness_->stub(), "scheduler-token", revision);
+  EXPECT_THAT(resumed.ReadUntil(IsSynced), ElementsAre("DELETED default", "SYNCED "));
 }
 
 }  // namespace

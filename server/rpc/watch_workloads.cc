@@ -164,7 +164,9 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
     }
     for (const WorkloadEvent& event : subscription->backlog) {
       if (!filter_.Matches(service_.index_, service_.kind_names_, *event.view)) continue;
-      if (absl::Status s = AdmitLocked(event, true); !s.ok()) return FinishStartingLocked(s);
+      if (absl::Status s = AdmitLocked(event, true, /*resumed=*/true); !s.ok()) {
+        return FinishStartingLocked(s);
+      }
     }
     v1::WorkloadEvent synced;
     synced.set_type(v1::WorkloadEvent::SYNCED);
@@ -196,7 +198,9 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
   // could see and now may not (RBAC changed) goes as DELETED; one it now may
   // and did not see comes as ADDED. Events whose decision is not known wait,
   // in order, behind a review on the pool, unless `may_ask` (on the pool).
-  absl::Status AdmitLocked(const WorkloadEvent& event, bool may_ask) {
+  // A `resumed` event (a resume's backlog) is about what the client saw on
+  // an earlier stream, which this one does not know: it goes as it is.
+  absl::Status AdmitLocked(const WorkloadEvent& event, bool may_ask, bool resumed = false) {
     if (access_->unrestricted()) {
       queue_.push_back(Event(event.type, event.revision, *event.view));
       return absl::OkStatus();
@@ -218,6 +222,16 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
     }
     auto shown = shown_.find(event.view->id);
     v1::WorkloadEvent::Type type = event.type;
+    if (resumed) {
+      if (!**may_see) return absl::OkStatus();
+      if (type == v1::WorkloadEvent::DELETED) {
+        if (shown != shown_.end()) shown_.erase(shown);
+      } else {
+        shown_[event.view->id] = event.view;
+      }
+      queue_.push_back(Event(type, event.revision, *event.view));
+      return absl::OkStatus();
+    }
     if (!**may_see) {
       if (shown == shown_.end()) return absl::OkStatus();
       queue_.push_back(Event(v1::WorkloadEvent::DELETED, event.revision, *shown->second));
