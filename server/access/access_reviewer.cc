@@ -79,6 +79,32 @@ absl::StatusOr<Decision> AccessReviewer::Review(const Identity& who,
   return decision;
 }
 
+namespace {
+
+absl::Status StatusOf(const Identity& who, const ResourceAttributes& what,
+                      const Decision& decision) {
+  if (decision.allowed) return absl::OkStatus();
+  std::string message =
+      absl::StrCat("user ", QuoteUserText(who.user), " may not ", what.Describe());
+  if (!decision.reason.empty()) absl::StrAppend(&message, ": ", QuoteUserText(decision.reason));
+  return absl::PermissionDeniedError(message);
+}
+
+}  // namespace
+
+absl::Status AccessReviewer::Check(const Identity& who, const ResourceAttributes& what) {
+  absl::StatusOr<Decision> decision = Review(who, what);
+  if (!decision.ok()) return decision.status();
+  return StatusOf(who, what, *decision);
+}
+
+std::optional<absl::Status> AccessReviewer::CheckCached(const Identity& who,
+                                                        const ResourceAttributes& what) {
+  std::optional<Decision> decision = Cached(who, what);
+  if (!decision) return std::nullopt;
+  return StatusOf(who, what, *decision);
+}
+
 absl::StatusOr<Decision> AccessReviewer::Ask(const Identity& who,
                                              const ResourceAttributes& what) const {
   Json spec = {{"user", who.user}, {"groups", who.groups}};

@@ -61,6 +61,14 @@ class AccessReviewer {
   // Review's answer when it is cached; nullopt when Review would ask.
   std::optional<Decision> Cached(const Identity& who, const ResourceAttributes& what);
 
+  // Review's answer as the status of a call: OK when allowed;
+  // PermissionDenied "user "alice" may not get jobsets.jobset.x-k8s.io
+  // "demo" in namespace "team-b"[: reason]" when denied; Unavailable when the
+  // apiserver could not be asked.
+  absl::Status Check(const Identity& who, const ResourceAttributes& what);
+  // Check's answer when the decision is cached; nullopt when Check would ask.
+  std::optional<absl::Status> CheckCached(const Identity& who, const ResourceAttributes& what);
+
   ExpiringCache<Decision>::Stats cache_stats() const { return cache_.stats(); }
 
  private:

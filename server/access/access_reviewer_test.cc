@@ -129,6 +129,21 @@ TEST(AccessReviewerTest, AReviewThatCouldNotBeMadeIsUnavailableAndNotRemembered)
   EXPECT_EQ(reviewer.Cached(Alice(), GetJobSets("team-a")), std::nullopt);
 }
 
+TEST(AccessReviewerTest, CheckIsTheDecisionAsTheStatusOfACall) {
+  AccessReviewServer apiserver;
+  kube::ApiClient client(apiserver.Connection());
+  AccessReviewer reviewer(client, {});
+  EXPECT_EQ(reviewer.CheckCached(Alice(), GetJobSets("team-a")), std::nullopt);
+  EXPECT_TRUE(reviewer.Check(Alice(), GetJobSets("team-a")).ok());
+  EXPECT_EQ(reviewer.CheckCached(Alice(), GetJobSets("team-a")), absl::OkStatus());
+  absl::Status denied = reviewer.Check(Alice(), GetJobSets("team-b"));
+  EXPECT_TRUE(absl::IsPermissionDenied(denied)) << denied;
+  EXPECT_THAT(std::string(denied.message()),
+              ::testing::StartsWith("user \"alice\" may not get jobsets.jobset.x-k8s.io \"demo\" "
+                                    "in namespace \"team-b\""));
+  EXPECT_EQ(reviewer.CheckCached(Alice(), GetJobSets("team-b")), denied);
+}
+
 TEST(AccessReviewerTest, DescribeNamesVerbResourceAndNamespace) {
   EXPECT_EQ(GetJobSets("team-b").Describe(),
             "get jobsets.jobset.x-k8s.io \"demo\" in namespace \"team-b\"");

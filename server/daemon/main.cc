@@ -34,7 +34,6 @@
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
 #include "server/common/cpus.h"
-#include "server/common/user_text.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -552,14 +551,7 @@ class Daemon {
                         std::string(identity.status().message()) + "\n"};
       }
       access::ResourceAttributes what{.verb = "get", .path = request.path};
-      absl::StatusOr<access::Decision> decision =
-          access_reviewers_.front()->Review(**identity, what);
-      absl::Status decided =
-          !decision.ok() ? decision.status()
-          : decision->allowed
-              ? absl::OkStatus()
-              : absl::PermissionDeniedError(absl::StrCat("user ", QuoteUserText((*identity)->user),
-                                                         " may not ", what.Describe()));
+      absl::Status decided = access_reviewers_.front()->Check(**identity, what);
       OnAudit({.kind = rpc::AuditEvent::Kind::kAuthorization,
                .method = "HTTP",
                .who = identity->get(),

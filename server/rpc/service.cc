@@ -9,7 +9,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "server/common/user_text.h"
 #include "server/rpc/caller_credentials.h"
 #include "server/rpc/internal/messages.h"
 #include "server/rpc/request_parsing.h"
@@ -117,18 +116,6 @@ grpc::ServerUnaryReactor* WorkloadMapService::Authenticated(
   return call.reactor;
 }
 
-namespace {
-
-absl::Status Denied(const access::Identity& who, const access::ResourceAttributes& what,
-                    const access::Decision& decision) {
-  std::string message =
-      absl::StrCat("user ", QuoteUserText(who.user), " may not ", what.Describe());
-  if (!decision.reason.empty()) absl::StrAppend(&message, ": ", QuoteUserText(decision.reason));
-  return absl::PermissionDeniedError(message);
-}
-
-}  // namespace
-
 grpc::ServerUnaryReactor* WorkloadMapService::Authorized(
     const UnaryCall& call, const char* method, const std::string& cluster,
     access::ResourceAttributes what, std::function<grpc::ServerUnaryReactor*()> serve) {
@@ -154,18 +141,14 @@ grpc::ServerUnaryReactor* WorkloadMapService::Authorized(
     audit(unknown, true);
     return RunHere(call, method, [&] { return unknown; });
   }
-  if (std::optional<access::Decision> known = reviewer->Cached(*call.caller, what)) {
-    absl::Status decided = known->allowed ? absl::OkStatus() : Denied(*call.caller, what, *known);
-    audit(decided, true);
-    if (!decided.ok()) return RunHere(call, method, [&] { return decided; });
+  if (std::optional<absl::Status> decided = reviewer->CheckCached(*call.caller, what)) {
+    audit(*decided, true);
+    if (!decided->ok()) return RunHere(call, method, [&] { return *decided; });
     return serve();
   }
   pool_.Post(
       [this, call, method, start, reviewer, what = std::move(what), serve = std::move(serve)] {
-        absl::StatusOr<access::Decision> decision = reviewer->Review(*call.caller, what);
-        absl::Status decided = !decision.ok()      ? decision.status()
-                               : decision->allowed ? absl::OkStatus()
-                                                   : Denied(*call.caller, what, *decision);
+        absl::Status decided = reviewer->Check(*call.caller, what);
         Audit({.kind = AuditEvent::Kind::kAuthorization,
                .method = method,
                .who = call.caller.get(),
