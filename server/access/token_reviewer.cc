@@ -31,24 +31,30 @@ TokenReviewer::TokenReviewer(const kube::ApiClient& client, Options options)
       options_(std::move(options)),
       cache_(options_.cache_entries, options_.clock) {}
 
+absl::StatusOr<SharedIdentity> TokenReviewer::Answer::ToStatusOr() const {
+  if (identity == nullptr) return absl::UnauthenticatedError(rejection);
+  return identity;
+}
+
 std::optional<absl::StatusOr<SharedIdentity>> TokenReviewer::Cached(absl::string_view token) {
-  return cache_.Get(Sha256Hex(token));
+  std::optional<Answer> cached = cache_.Get(Sha256Hex(token));
+  if (!cached) return std::nullopt;
+  return cached->ToStatusOr();
 }
 
 absl::StatusOr<SharedIdentity> TokenReviewer::Review(absl::string_view token) {
   std::string key = Sha256Hex(token);
-  if (std::optional<absl::StatusOr<SharedIdentity>> cached = cache_.Get(key)) {
-    return *std::move(cached);
-  }
+  if (std::optional<Answer> cached = cache_.Get(key)) return cached->ToStatusOr();
   absl::StatusOr<Identity> asked = Ask(token);
   if (!asked.ok()) {
     if (absl::IsUnauthenticated(asked.status())) {
-      cache_.Put(key, asked.status(), options_.invalid_ttl);
+      cache_.Put(key, Answer{.rejection = std::string(asked.status().message())},
+                 options_.invalid_ttl);
     }
     return asked.status();
   }
   SharedIdentity identity = std::make_shared<const Identity>(*std::move(asked));
-  cache_.Put(key, identity, options_.valid_ttl);
+  cache_.Put(key, Answer{.identity = identity}, options_.valid_ttl);
   return identity;
 }
 

@@ -48,16 +48,26 @@ class TokenReviewer {
   // apiserver. Never blocks on the network.
   std::optional<absl::StatusOr<SharedIdentity>> Cached(absl::string_view token);
 
-  ExpiringCache<absl::StatusOr<SharedIdentity>>::Stats cache_stats() const {
-    return cache_.stats();
-  }
+  // What the cache keeps of an answer: the identity, or why the apiserver
+  // rejected the token. Not an absl::Status: a Status shares its message
+  // through a reference count that Debian's libabsl (not instrumented for
+  // TSan) releases, so a Status handed between callers through the cache
+  // reads to TSan as a race; each caller builds a Status of its own.
+  struct Answer {
+    SharedIdentity identity;  // null when rejected
+    std::string rejection;    // the Unauthenticated message
+
+    absl::StatusOr<SharedIdentity> ToStatusOr() const;
+  };
+
+  ExpiringCache<Answer>::Stats cache_stats() const { return cache_.stats(); }
 
  private:
   absl::StatusOr<Identity> Ask(absl::string_view token) const;
 
   const kube::ApiClient& client_;
   const Options options_;
-  ExpiringCache<absl::StatusOr<SharedIdentity>> cache_;
+  ExpiringCache<Answer> cache_;
 };
 
 // The lowercase hex SHA-256 of `data`: how caches key a secret.
