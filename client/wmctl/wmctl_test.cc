@@ -7,6 +7,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/common/testing/scratch_dir.h"
 #include "server/common/yaml_json.h"
 
 namespace wm::wmctl {
@@ -176,7 +177,8 @@ spec:
       scaleDefinition: {replicasPath: .spec.replicas}
       statusDefinition: {statusMappings: {running: [{}]}}
 )";
-  std::string dir = ::testing::TempDir();
+  wm::testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   std::ofstream(dir + "/rs-def.yaml") << definition;
   Result r = RunOffline(
       {"describe", "-f", "-", "--definitions", dir + "/rs-def.yaml", "--pod-limit", "1"}, text);
@@ -255,6 +257,7 @@ TEST(WmctlTest, DefinitionsListsTheCatalog) {
 TEST(WmctlTest, DescribesEveryCatalogCase) {
   namespace fs = std::filesystem;
   const std::string catalog = std::string(WM_SOURCE_DIR) + "/catalog";
+  wm::testing::ScratchDir scratch;
   int described = 0;
   for (const auto& dir : fs::directory_iterator(catalog + "/cases")) {
     if (!dir.is_directory()) continue;
@@ -270,7 +273,7 @@ TEST(WmctlTest, DescribesEveryCatalogCase) {
           if (seen.insert(key).second) text += "---\n" + ToYaml(o);
         }
       }
-      std::string path = ::testing::TempDir() + "/case.yaml";
+      std::string path = scratch.path() + "/case.yaml";
       std::ofstream(path) << text;
       Result r = RunOffline({"describe", "-f", path, "--no-catalog", "--definitions", definition});
       std::string where = file.path().string();
