@@ -2,6 +2,9 @@
 // kube-apiserver, called through the generated gRPC client. The seed demo
 // (integration_tests/seed/create-demo.sh) plays the JobSet and Job
 // controllers and the kubelet, which the testbed does not run.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
 #include <fstream>
@@ -545,6 +548,64 @@ TEST(DaemonTest, AuthenticatesAndAuthorizesCallersAsTheClusterDoes) {
   // The shared daemon runs with authentication off, and says so.
   EXPECT_THAT(Daemon().Log(), HasSubstr("authentication is off"));
   Seed("delete-demo.sh --namespace " + ns);
+}
+
+// A sidecar's scheduler over the daemon's Unix socket: named by its uid
+// (SO_PEERCRED) through --unix-peer-identity, with no token, and then
+// authorized by the cluster's RBAC like any caller; over TCP the same
+// process, sending no token, is nobody.
+TEST(DaemonTest, NamesUnixSocketPeersByUidAndRbacDecides) {
+  Testbed& tb = Testbed::Get();
+  std::string ns = NewDemo("unixpeer");
+  ASSERT_TRUE(tb.CreateServiceAccount(ns, "scheduler").ok());
+  ASSERT_TRUE(
+      tb.BindRole(
+            ns, "scheduler",
+            {{{"apiGroups", {"jobset.x-k8s.io"}}, {"resources", {"jobsets"}}, {"verbs", {"get"}}}})
+          .ok());
+  char directory[] = "/tmp/wm-unixpeer-XXXXXX";
+  ASSERT_NE(::mkdtemp(directory), nullptr);
+  const std::string socket = std::string(directory) + "/workloadmapd.sock";
+  const std::string user = "system:serviceaccount:" + ns + ":scheduler";
+  DaemonProcess daemon({"--kubeconfig", tb.kubeconfig(), "--authentication=kubernetes", "--listen",
+                        "unix:" + socket, "--unix-socket-mode=0600", "--unix-peer-identity",
+                        absl::StrCat("uid:", ::getuid(), "=", user)});
+  ASSERT_TRUE(daemon.Start().ok()) << daemon.Log();
+  auto unix_stub = v1::WorkloadMap::NewStub(
+      grpc::CreateChannel("unix:" + socket, grpc::InsecureChannelCredentials()));
+  auto resolve = [&](v1::WorkloadMap::Stub& stub, const std::string& namespace_) {
+    auto context = Context();
+    v1::ResolveWorkloadRequest request;
+    *request.mutable_ref() = JobSetRef(namespace_);
+    v1::ResolveWorkloadResponse response;
+    return stub.ResolveWorkload(context.get(), request, &response);
+  };
+  EXPECT_TRUE(Eventually([&] { return resolve(*unix_stub, ns).ok(); }, kWait))
+      << resolve(*unix_stub, ns).error_message() << "\n"
+      << daemon.Log();
+  // The socket has the mode asked for.
+  struct stat info {};
+  ASSERT_EQ(::stat(socket.c_str(), &info), 0);
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  // RBAC decides: the Role is in its own namespace only.
+  std::string other = NewDemo("unixpeer-other");
+  grpc::Status elsewhere;
+  EXPECT_TRUE(Eventually(
+      [&] {
+        elsewhere = resolve(*unix_stub, other);
+        return elsewhere.error_code() == grpc::StatusCode::PERMISSION_DENIED;
+      },
+      kWait))
+      << elsewhere.error_message();
+  EXPECT_THAT(elsewhere.error_message(), HasSubstr("\"" + user + "\" may not get"));
+  // Over TCP, without a token, the same process is unauthenticated.
+  grpc::Status tcp = resolve(daemon.stub(), ns);
+  EXPECT_EQ(tcp.error_code(), grpc::StatusCode::UNAUTHENTICATED) << tcp.error_message();
+  EXPECT_EQ(daemon.Stop(), 0) << daemon.Log();
+  EXPECT_NE(::stat(socket.c_str(), &info), 0);  // the daemon removed its socket
+  ::rmdir(directory);
+  Seed("delete-demo.sh --namespace " + ns);
+  Seed("delete-demo.sh --namespace " + other);
 }
 
 // The acceptance of listing under authorization: a ServiceAccount with

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace wm::access {
 namespace {
@@ -32,6 +33,16 @@ std::optional<absl::StatusOr<SharedIdentity>> Authenticator::WithoutToken(
     identity.user = credentials.certificate->common_name;
     identity.groups = credentials.certificate->organizations;
     return WithAuthenticatedGroup(std::make_shared<const Identity>(std::move(identity)));
+  }
+  if (credentials.bearer_token.empty() && credentials.unix_peer && options_.unix_peers) {
+    const CallerCredentials::UnixPeer& peer = *credentials.unix_peer;
+    std::optional<SharedIdentity> known = options_.unix_peers->Find(peer.uid, peer.gid);
+    if (!known) {
+      return absl::UnauthenticatedError(absl::StrCat(
+          "no credentials: the process at the other end of the Unix socket (uid ", peer.uid,
+          ", gid ", peer.gid, ") is not in --unix-peer-identity, and sent no bearer token"));
+    }
+    return WithAuthenticatedGroup(*std::move(known));
   }
   if (credentials.bearer_token.empty()) {
     return absl::UnauthenticatedError(

@@ -8,12 +8,14 @@
 #include "absl/strings/string_view.h"
 #include "server/access/identity.h"
 #include "server/access/token_reviewer.h"
+#include "server/access/unix_peers.h"
 
 namespace wm::access {
 
 // Names the caller of a call from what it presents, in the apiserver's
 // order: a verified client certificate (user from CN, a group per O, as the
-// apiserver maps them), else a bearer token (TokenReview). Every
+// apiserver maps them), else a bearer token (TokenReview); else, over a Unix
+// socket, the peer process's uid or gid through the configured table. Every
 // authenticated identity carries the group system:authenticated, which RBAC
 // grants rely on. Thread-safe.
 class Authenticator {
@@ -23,6 +25,9 @@ class Authenticator {
     bool client_certificates = true;
     // Reviews bearer tokens; null: tokens are not accepted. Outlives this.
     TokenReviewer* tokens = nullptr;
+    // Names peers of Unix sockets by uid or gid; null: they need a token
+    // like any other caller. Outlives this.
+    const UnixPeerTable* unix_peers = nullptr;
   };
 
   explicit Authenticator(Options options) : options_(options) {}

@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_ACCESS_IDENTITY_H_
 #define WM_SERVER_ACCESS_IDENTITY_H_
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
@@ -35,8 +36,17 @@ struct CallerCredentials {
     std::vector<std::string> organizations;
   };
 
+  // The process at the other end of a Unix socket, as the kernel reports it
+  // (SO_PEERCRED) when the connection was accepted.
+  struct UnixPeer {
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    int32_t pid = 0;
+  };
+
   std::string bearer_token;  // from `authorization: Bearer ...`; empty: none
   std::optional<Certificate> certificate;
+  std::optional<UnixPeer> unix_peer;  // calls over a Unix socket the daemon accepted
 };
 
 }  // namespace wm::access

@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "server/access/unix_peers.h"
 #include "server/common/json.h"
 #include "server/common/quantity.h"
 #include "server/common/yaml_json.h"
@@ -413,6 +414,13 @@ constexpr Option kOptions[] = {
      "An audience bearer tokens must be valid for (repeatable); default: the apiserver's.",
      &AppendItem<&Config::token_audiences, &CheckNotEmpty>, &ListOf<&Config::token_audiences>,
      &ShowList<&Config::token_audiences>},
+    {"unix-peer-identity", "WM_UNIX_PEER_IDENTITY", "authentication.unix-peers", "Access",
+     "uid:UID=USER[;GROUP...]", Kind::kList, false,
+     "Who a process connecting over a unix: listener is, by its uid (or gid:GID, its primary "
+     "group) as the kernel reports it; repeatable. It then needs no token; RBAC decides what "
+     "the user may do.",
+     &AppendItem<&Config::unix_peer_identities, &access::CheckUnixPeerIdentity>,
+     &ListOf<&Config::unix_peer_identities>, &ShowList<&Config::unix_peer_identities>},
     {"authentication-cache-ttl", "WM_AUTHENTICATION_CACHE_TTL", "authentication.cache-ttl",
      "Access", "DURATION", Kind::kValue, false,
      "How long an accepted token is trusted before the apiserver is asked again.",
@@ -785,6 +793,17 @@ absl::Status CheckCombination(const Config& c) {
                      " gives each of --jq-workers ", c.jq_workers, " ",
                      (c.jq_memory_limit_bytes / c.jq_workers) >> 20, " MiB, less than the ",
                      expressions::kMinJqWorkerMemoryBytes >> 20, " MiB a jq worker needs"));
+  }
+  if (!c.unix_peer_identities.empty()) {
+    if (c.authentication != "kubernetes") {
+      return absl::InvalidArgumentError(
+          "--unix-peer-identity needs --authentication=kubernetes (without it nobody is asked "
+          "who they are)");
+    }
+    if (std::none_of(c.listen.begin(), c.listen.end(),
+                     [](const std::string& a) { return absl::StartsWith(a, "unix:"); })) {
+      return absl::InvalidArgumentError("--unix-peer-identity needs a --listen unix:PATH");
+    }
   }
   if (c.authentication == "kubernetes" && !c.snapshot.empty()) {
     return absl::InvalidArgumentError(

@@ -70,6 +70,13 @@ struct Config {
   // a bearer token the cluster's apiserver accepts through TokenReview, or a
   // client certificate verified by --tls-client-ca). Needs a cluster.
   std::string authentication = "none";
+  // --unix-peer-identity, WM_UNIX_PEER_IDENTITY (repeatable):
+  // "uid:UID=USER[;GROUP...]" or "gid:GID=USER[;GROUP...]". With
+  // --authentication=kubernetes, names the processes that connect over the
+  // Unix-socket listeners by their uid (else primary gid) as the kernel
+  // reports it (SO_PEERCRED), so a sidecar's scheduler needs no token; RBAC
+  // decides what that user may do. Needs a unix: listener.
+  std::vector<std::string> unix_peer_identities;
   // --token-audiences, WM_TOKEN_AUDIENCES: audiences a bearer token must be
   // valid for; empty: the apiserver's own.
   std::vector<std::string> token_audiences;

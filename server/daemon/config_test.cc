@@ -751,6 +751,24 @@ TEST(ConfigTest, AuthenticationModesAudiencesAndTtl) {
               HasSubstr("expected a verb and a resource"));
 }
 
+TEST(ConfigTest, UnixPeerIdentitiesNeedAuthenticationAndAUnixListener) {
+  absl::StatusOr<ParseResult> result =
+      Parse({"--authentication=kubernetes", "--listen=unix:/run/wm.sock",
+             "--unix-peer-identity=uid:1000=system:serviceaccount:kai:kai-scheduler",
+             "--unix-peer-identity=gid:2000=tools;ops"});
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_THAT(result->config.unix_peer_identities,
+              ::testing::ElementsAre("uid:1000=system:serviceaccount:kai:kai-scheduler",
+                                     "gid:2000=tools;ops"));
+  EXPECT_THAT(ParseError({"--authentication=kubernetes", "--listen=unix:/run/wm.sock",
+                          "--unix-peer-identity=1000=kai"}),
+              HasSubstr("the key is neither uid:UID nor gid:GID"));
+  EXPECT_THAT(ParseError({"--listen=unix:/run/wm.sock", "--unix-peer-identity=uid:1=kai"}),
+              HasSubstr("--unix-peer-identity needs --authentication=kubernetes"));
+  EXPECT_EQ(ParseError({"--authentication=kubernetes", "--unix-peer-identity=uid:1=kai"}),
+            "--unix-peer-identity needs a --listen unix:PATH");
+}
+
 TEST(ConfigTest, CallerLimits) {
   absl::StatusOr<ParseResult> result =
       Parse({"--caller-rate=100", "--caller-max-watches=4",
@@ -793,6 +811,7 @@ const std::vector<std::string> kFlags = {
     "tls-require-client-cert",
     "authentication",
     "token-audiences",
+    "unix-peer-identity",
     "authentication-cache-ttl",
     "authorization-allowed-ttl",
     "authorization-denied-ttl",

@@ -33,6 +33,7 @@
 #include "server/access/access_reviewer.h"
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
+#include "server/access/unix_peers.h"
 #include "server/common/cpus.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
@@ -44,6 +45,8 @@
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
 #include "server/rpc/service.h"
+#include "server/rpc/unix_listener.h"
+#include "server/rpc/unix_peer_registry.h"
 
 namespace wm::daemon {
 namespace {
@@ -245,9 +248,16 @@ class Daemon {
     token_options.audiences = config_.token_audiences;
     token_options.valid_ttl = config_.authentication_cache_ttl;
     tokens_ = std::make_unique<access::TokenReviewer>(live_.front()->client(), token_options);
+    for (const std::string& line : config_.unix_peer_identities) {
+      absl::Status added = unix_peer_table_.Add(line);  // checked with the flags: cannot fail
+      if (!added.ok()) Log(LogLevel::kError, "--unix-peer-identity", {{"error", added.ToString()}});
+    }
     authenticator_ = std::make_unique<access::Authenticator>(access::Authenticator::Options{
-        .client_certificates = !config_.tls.client_ca_file.empty(), .tokens = tokens_.get()});
+        .client_certificates = !config_.tls.client_ca_file.empty(),
+        .tokens = tokens_.get(),
+        .unix_peers = unix_peer_table_.empty() ? nullptr : &unix_peer_table_});
     options.authenticator = authenticator_.get();
+    options.unix_peers = &unix_peers_;
     access::AccessReviewer::Options access_options;
     access_options.allowed_ttl = config_.authorization_allowed_ttl;
     access_options.denied_ttl = config_.authorization_denied_ttl;
@@ -272,7 +282,8 @@ class Daemon {
         {{"authentication", "kubernetes"},
          {"token_reviews_by", live_.front()->name()},
          {"audiences", absl::StrJoin(config_.token_audiences, ",")},
-         {"client_certificates", config_.tls.client_ca_file.empty() ? "no" : "yes"}});
+         {"client_certificates", config_.tls.client_ca_file.empty() ? "no" : "yes"},
+         {"unix_peer_identities", std::to_string(config_.unix_peer_identities.size())}});
   }
 
   // Counts every access decision, and logs each denial and each apply: who,
@@ -340,6 +351,10 @@ class Daemon {
     grpc::ServerBuilder builder;
     std::vector<int> ports(config_.listen.size());
     std::vector<std::string> socket_paths;
+    // With authentication, Unix sockets are accepted by the daemon itself,
+    // so that calls over them know their peer process (UnixListener).
+    std::vector<std::string> peer_socket_paths;
+    const bool know_unix_peers = options.authenticator != nullptr;
     auto tls = Credentials(config_);
     for (size_t i = 0; i < config_.listen.size(); ++i) {
       const std::string& address = config_.listen[i];
@@ -348,6 +363,10 @@ class Daemon {
       if (unix_socket) {
         std::string path = address.substr(5);
         if (path.rfind("//", 0) == 0) path = path.substr(2);
+        if (know_unix_peers) {
+          peer_socket_paths.push_back(path);
+          continue;
+        }
         ::unlink(path.c_str());  // a stale socket of an earlier run
         socket_paths.push_back(path);
       }
@@ -379,6 +398,13 @@ class Daemon {
         return absl::UnavailableError(
             absl::StrCat("cannot set the mode of ", path, ": ", std::strerror(errno)));
       }
+    }
+    for (const std::string& path : peer_socket_paths) {
+      absl::StatusOr<std::unique_ptr<rpc::UnixListener>> listener =
+          rpc::UnixListener::Listen(path, static_cast<mode_t>(config_.unix_socket_mode));
+      if (!listener.ok()) return listener.status();
+      unix_listeners_.push_back(*std::move(listener));
+      unix_listeners_.back()->Serve(*server_, unix_peers_);
     }
     for (size_t i = 0; i < config_.listen.size(); ++i) {
       if (config_.listen[i].rfind("unix:", 0) != 0 && ports[i] == 0) {
@@ -641,6 +667,7 @@ class Daemon {
     sigwait(&set, &signal);
     Log(LogLevel::kInfo, "shutting down", {{"signal", strsignal(signal)}});
     SetServing(false);
+    for (auto& listener : unix_listeners_) listener->Stop();
     server_->Shutdown(std::chrono::system_clock::now() +
                       absl::ToChronoMilliseconds(config_.shutdown_grace));
     // The rest (stopping informers and workers) takes well under a second;
@@ -658,11 +685,15 @@ class Daemon {
   std::vector<std::unique_ptr<index::LiveCluster>> live_;
   std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<access::TokenReviewer> tokens_;
+  access::UnixPeerTable unix_peer_table_;
+  rpc::UnixPeerRegistry unix_peers_;
   std::unique_ptr<access::Authenticator> authenticator_;
   std::vector<std::unique_ptr<access::AccessReviewer>> access_reviewers_;
   std::unique_ptr<access::CallerLimits> caller_limits_;
   std::unique_ptr<rpc::WorkloadMapService> service_;
   std::unique_ptr<grpc::Server> server_;
+  // After server_: stopped (their threads joined) before it goes.
+  std::vector<std::unique_ptr<rpc::UnixListener>> unix_listeners_;
   observability::Registry metrics_;
   observability::CounterFamily* requests_ = nullptr;
   observability::HistogramFamily* latency_ = nullptr;

@@ -129,19 +129,8 @@ class AccessControlTest : public ::testing::Test {
     harness_ = std::make_unique<testing::ServiceHarness>(std::vector<index::Cluster*>{&cluster_},
                                                          Engine(), service_options);
     EXPECT_TRUE(harness_->started());
-    auto seed =
-        ReadYamlFile(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml");
-    EXPECT_TRUE(seed.ok()) << seed.status();
-    for (const Json& object : *seed) {
-      cluster_.Put(harness_->index(), object);
-      if (object["kind"] == "JobSet") {
-        Json other = object;
-        other["metadata"]["namespace"] = "team-b";
-        other["metadata"]["uid"] = "team-b-demo-uid";
-        cluster_.Put(harness_->index(), other);
-      }
-    }
-    harness_->index().WaitForIdle();
+    absl::Status seeded = index::testing::PutSeed(cluster_, harness_->index(), {"team-b"});
+    EXPECT_TRUE(seeded.ok()) << seeded;
   }
 
   // The namespaces of the workloads `token` lists, and whether the answer

@@ -36,7 +36,7 @@ std::vector<std::string> OrganizationsOfSubject(absl::string_view subject) {
 }
 
 absl::StatusOr<access::CallerCredentials> ReadCallerCredentials(
-    const grpc::ServerContextBase& context) {
+    const grpc::ServerContextBase& context, const UnixPeerRegistry* unix_peers) {
   access::CallerCredentials credentials;
   auto [first, last] = context.client_metadata().equal_range("authorization");
   if (first != last) {
@@ -60,6 +60,7 @@ absl::StatusOr<access::CallerCredentials> ReadCallerCredentials(
       credentials.certificate = std::move(certificate);
     }
   }
+  if (unix_peers != nullptr) credentials.unix_peer = unix_peers->Find(context.peer());
   return credentials;
 }
 

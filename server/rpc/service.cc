@@ -74,7 +74,8 @@ grpc::ServerUnaryReactor* WorkloadMapService::Authenticated(
     return serve(call);
   }
   absl::Time start = absl::Now();
-  absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*call.context);
+  absl::StatusOr<access::CallerCredentials> credentials =
+      ReadCallerCredentials(*call.context, options_.unix_peers);
   if (!credentials.ok()) {
     Audit({.kind = AuditEvent::Kind::kAuthentication,
            .method = method,

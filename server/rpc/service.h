@@ -18,6 +18,7 @@
 #include "server/index/workload_index.h"
 #include "server/rpc/audit.h"
 #include "server/rpc/kind_names.h"
+#include "server/rpc/unix_peer_registry.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::rpc {
@@ -71,6 +72,10 @@ class WorkloadMapService final
     // service); a call it does not authenticate gets UNAUTHENTICATED. Null:
     // calls are not authenticated (--authentication=none).
     const access::Authenticator* authenticator = nullptr;
+    // The peers of the Unix sockets the daemon accepts itself (UnixListener),
+    // for `authenticator` to name by uid or gid (outlives the service);
+    // null: none.
+    const UnixPeerRegistry* unix_peers = nullptr;
     // Decides, per cluster name, whether an authenticated caller may do what
     // a call asks (a SubjectAccessReview against that cluster's apiserver);
     // each outlives the service. Calls on a cluster without one, and all

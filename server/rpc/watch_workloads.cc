@@ -40,7 +40,8 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
       Begin(request_bytes);
       return;
     }
-    absl::StatusOr<access::CallerCredentials> credentials = ReadCallerCredentials(*context);
+    absl::StatusOr<access::CallerCredentials> credentials =
+        ReadCallerCredentials(*context, service.options_.unix_peers);
     if (!credentials.ok()) {
       FinishNow(credentials.status());
       return;

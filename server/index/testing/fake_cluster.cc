@@ -1,6 +1,8 @@
 #include "server/index/testing/fake_cluster.h"
 
 #include "server/common/json_path.h"
+#include "server/common/testing/source_dir.h"
+#include "server/common/yaml_json.h"
 
 namespace wm::index::testing {
 
@@ -101,6 +103,25 @@ std::shared_ptr<kube::Store> FakeCluster::MutableView::MutableStore(const Gvk& g
   std::shared_ptr<kube::Store>& store = stores_[gvk];
   if (!store) store = std::make_shared<kube::Store>();
   return store;
+}
+
+absl::Status PutSeed(FakeCluster& cluster, WorkloadIndex& index,
+                     const std::vector<std::string>& twin_namespaces) {
+  absl::StatusOr<std::vector<Json>> seed = ReadYamlFile(
+      std::string(wm::testing::SourceDir()) + "/integration_tests/seed/cluster-state.yaml");
+  if (!seed.ok()) return seed.status();
+  for (const Json& object : *seed) {
+    cluster.Put(index, object);
+    if (object["kind"] != "JobSet") continue;
+    for (const std::string& namespace_ : twin_namespaces) {
+      Json twin = object;
+      twin["metadata"]["namespace"] = namespace_;
+      twin["metadata"]["uid"] = namespace_ + "-demo-uid";
+      cluster.Put(index, twin);
+    }
+  }
+  index.WaitForIdle();
+  return absl::OkStatus();
 }
 
 }  // namespace wm::index::testing

@@ -97,6 +97,15 @@ class FakeCluster final : public Cluster {
   std::vector<AppliedPatch> patches_;
 };
 
+// Puts the seed (integration_tests/seed/cluster-state.yaml: JobSet "demo"
+// in namespace default with its Jobs and pods) into `cluster`, telling
+// `index`, and a twin of the JobSet (uid "<namespace>-demo-uid") in each of
+// `twin_namespaces`, as the access tests need a workload a caller may not
+// see; then waits until the index is idle. An error when the seed cannot be
+// read.
+absl::Status PutSeed(FakeCluster& cluster, WorkloadIndex& index,
+                     const std::vector<std::string>& twin_namespaces = {});
+
 }  // namespace wm::index::testing
 
 #endif  // WM_SERVER_INDEX_TESTING_FAKE_CLUSTER_H_

@@ -38,6 +38,7 @@ class ServiceHarness {
   index::WorkloadIndex& index() { return index_; }
   WorkloadMapService& service() { return *service_; }
   workloadmap::v1::WorkloadMap::Stub& stub() { return *stub_; }
+  grpc::Server& server() { return *server_; }
   // A channel over the loopback port.
   std::shared_ptr<grpc::Channel> channel() { return channel_; }
   // A channel to the server without a socket (fast, for fuzzers).
