@@ -20,9 +20,14 @@ constexpr char kTokenReviewPath[] = "/apis/authentication.k8s.io/v1/tokenreviews
 }  // namespace
 
 std::string Sha256Hex(absl::string_view data) {
+  // Fetched once: OpenSSL 3 looks EVP_sha256() up in its provider tables on
+  // every use, which cost more than hashing a 1 KB token (perf, 4 % of the
+  // daemon's CPU at 28,000 authenticated calls/s). A fetched EVP_MD is
+  // immutable and may be shared by threads.
+  static EVP_MD* const sha256 = EVP_MD_fetch(nullptr, "SHA256", nullptr);
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  EVP_Digest(data.data(), data.size(), digest, &length, EVP_sha256(), nullptr);
+  EVP_Digest(data.data(), data.size(), digest, &length, sha256, nullptr);
   return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(digest), length));
 }
 
