@@ -330,6 +330,12 @@ constexpr Option kOptions[] = {
        return absl::OkStatus();
      },
      nullptr, &ShowString<&Config::metrics_address>},
+    {"workload-metrics-max-series", "WM_WORKLOAD_METRICS_MAX_SERIES", "workload-metrics-max-series",
+     "Serving", "N", Kind::kValue, false,
+     "Most workload and pod series (workloadmap_workload_*, workloadmap_pod_workload_info) one "
+     "scrape of /metrics holds; the rest are counted as dropped. 0 leaves them out.",
+     &SetNonNegativeInt<&Config::workload_metrics_max_series>, nullptr,
+     &ShowInt<&Config::workload_metrics_max_series>},
     {"shutdown-grace", "WM_SHUTDOWN_GRACE", "shutdown-grace", "Serving", "DURATION", Kind::kValue,
      false,
      "On SIGTERM, how long in-flight calls and watches may run before they are cancelled; 0 "

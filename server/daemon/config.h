@@ -38,6 +38,9 @@ struct Config {
   // --metrics-address, WM_METRICS_ADDRESS. HOST:PORT; "off" is stored as ""
   // so "" is the only spelling of "disabled" the daemon needs to check.
   std::string metrics_address = "127.0.0.1:9090";
+  // --workload-metrics-max-series (>= 0): the workload and pod series one
+  // scrape of /metrics may hold (platform::WorkloadMetrics); 0: none.
+  int workload_metrics_max_series = 500000;
   // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
   // reads KUBECONFIG itself (so this parser does not).
   std::string kubeconfig;

@@ -769,6 +769,12 @@ TEST(ConfigTest, UnixPeerIdentitiesNeedAuthenticationAndAUnixListener) {
             "--unix-peer-identity needs a --listen unix:PATH");
 }
 
+TEST(ConfigTest, WorkloadMetricsMaxSeries) {
+  EXPECT_EQ(Parse({})->config.workload_metrics_max_series, 500000);
+  EXPECT_EQ(Parse({"--workload-metrics-max-series=0"})->config.workload_metrics_max_series, 0);
+  EXPECT_THAT(ParseError({"--workload-metrics-max-series=-1"}), HasSubstr("non-negative integer"));
+}
+
 TEST(ConfigTest, CallerLimits) {
   absl::StatusOr<ParseResult> result =
       Parse({"--caller-rate=100", "--caller-max-watches=4",
@@ -796,6 +802,7 @@ TEST(ConfigFileTest, MissingFileIsNotFound) {
 const std::vector<std::string> kFlags = {
     "listen",
     "metrics-address",
+    "workload-metrics-max-series",
     "kubeconfig",
     "context",
     "in-cluster",

@@ -44,6 +44,7 @@
 #include "server/kube/auth/kubeconfig.h"
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
+#include "server/platform/workload_metrics.h"
 #include "server/rpc/service.h"
 #include "server/rpc/unix_listener.h"
 #include "server/rpc/unix_peer_registry.h"
@@ -542,6 +543,13 @@ class Daemon {
                               [this] {
                                 return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
                               });
+    if (config_.workload_metrics_max_series > 0) {
+      workload_metrics_ = std::make_unique<platform::WorkloadMetrics>(
+          *index_, platform::WorkloadMetrics::Options{
+                       .max_series = static_cast<size_t>(config_.workload_metrics_max_series)});
+      metrics_.AddExporter(
+          [this](observability::ExpositionWriter& writer) { workload_metrics_->Write(writer); });
+    }
   }
 
   // `handler`, and with --authentication=kubernetes only for a caller with
@@ -702,6 +710,7 @@ class Daemon {
   // Their OK series, [0] from the apiserver and [1] from a cache.
   observability::Counter* authenticated_[2] = {};
   observability::Counter* authorized_[2] = {};
+  std::unique_ptr<platform::WorkloadMetrics> workload_metrics_;
   std::unique_ptr<observability::HttpServer> http_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};

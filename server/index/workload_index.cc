@@ -355,6 +355,8 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     }
   }
   view->summary = Summarize(*view);
+  // A workload its definition failed on still names the definition.
+  if (def.ok() && !view->resolved) view->summary.set_definition((*def)->definition->name);
   std::unique_lock lock(mu_);
   ++counters_.resolutions;
   if (!view->error.ok()) ++counters_.resolution_errors;
@@ -378,6 +380,7 @@ void WorkloadIndex::Publish(const WorkloadKey& key, std::shared_ptr<WorkloadView
     if (it != views_.end() && SameView(*it->second, *view)) return;
     view->revision = ++revision_;
     view->added_revision = it == views_.end() ? revision_ : it->second->added_revision;
+    view->changed = absl::Now();
     event = {it == views_.end() ? v1::WorkloadEvent::ADDED : v1::WorkloadEvent::MODIFIED, revision_,
              view};
     views_[key] = std::move(view);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
 #include "server/index/cluster.h"
@@ -43,6 +44,10 @@ struct WorkloadView {
   // first view of this workload (its ADDED event).
   uint64_t revision = 0;
   uint64_t added_revision = 0;
+  // When this view was published: the workload's last change as resolved
+  // (a resolution that changes nothing publishes nothing). InfinitePast for
+  // a view resolved on request (ResolveNow).
+  absl::Time changed = absl::InfinitePast();
   // Resolved with every pod; absent when resolution failed (see error).
   std::shared_ptr<const workloadmap::v1::ResolvedWorkload> resolved;
   // A ResolveWorkloadResponse of `resolved` without pods and without a

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/observability/internal/text_format.h"
 
 namespace wm::observability {
 namespace {
@@ -41,37 +42,8 @@ bool IsLabelName(absl::string_view name) {
   return true;
 }
 
-// Label values escape backslash, double quote and newline.
-void AppendLabelValue(absl::string_view value, std::string* out) {
-  for (char c : value) {
-    switch (c) {
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      default:
-        out->push_back(c);
-    }
-  }
-}
-
-// Help text escapes backslash and newline only.
-void AppendHelp(absl::string_view help, std::string* out) {
-  for (char c : help) {
-    if (c == '\\') {
-      out->append("\\\\");
-    } else if (c == '\n') {
-      out->append("\\n");
-    } else {
-      out->push_back(c);
-    }
-  }
-}
+using internal::AppendHelp;
+using internal::AppendLabelValue;
 
 // Appends `{a="x",b="y",le="0.5"}`, or nothing when there are no labels.
 // `extra_name`/`extra_value` (if `extra_name` is non-empty) come last.
@@ -350,14 +322,24 @@ std::string Registry::Render() const {
   // Render outside the lock: callbacks may be slow or register families.
   // Families are never removed, so the pointers stay valid.
   std::vector<const internal::Family*> families;
+  std::vector<std::shared_ptr<const std::function<void(ExpositionWriter&)>>> exporters;
   {
     std::lock_guard<std::mutex> lock(mu_);
     families.reserve(families_.size());
     for (const auto& family : families_) families.push_back(family.get());
+    exporters = exporters_;
   }
   std::string out;
   for (const internal::Family* family : families) family->Render(&out);
+  ExpositionWriter writer(&out);
+  for (const auto& exporter : exporters) (*exporter)(writer);
   return out;
+}
+
+void Registry::AddExporter(std::function<void(ExpositionWriter&)> exporter) {
+  std::lock_guard<std::mutex> lock(mu_);
+  exporters_.push_back(
+      std::make_shared<const std::function<void(ExpositionWriter&)>>(std::move(exporter)));
 }
 
 }  // namespace wm::observability

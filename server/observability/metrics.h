@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "server/observability/exposition_writer.h"
 
 namespace wm::observability {
 
@@ -236,8 +237,15 @@ class Registry {
   void AddCounterCallback(std::string name, std::string help, std::vector<std::string> label_names,
                           SampleCallback callback);
 
+  // Families an exporter writes itself at each scrape, after every other
+  // family, on the scraping thread without the registry's lock held: for
+  // many series computed from state held elsewhere (a series per workload,
+  // per pod). REQUIRES: the exporter writes no family registered here.
+  void AddExporter(std::function<void(ExpositionWriter&)> exporter);
+
   // Every family in registration order, each family's series sorted by
-  // label values; families without samples are left out.
+  // label values; families without samples are left out; then the
+  // exporters' families.
   std::string Render() const;
 
  private:
@@ -246,6 +254,7 @@ class Registry {
 
   mutable std::mutex mu_;
   std::vector<std::unique_ptr<internal::Family>> families_;
+  std::vector<std::shared_ptr<const std::function<void(ExpositionWriter&)>>> exporters_;
 };
 
 }  // namespace wm::observability
