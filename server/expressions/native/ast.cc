@@ -104,10 +104,18 @@ class Printer {
         PrintTarget(*n.child(0), true);
         out_ += "[]";
         return;
-      case NodeKind::kOptional:
-        PrintTarget(*n.child(0), true);
+      case NodeKind::kOptional: {
+        // `.a?` alone parses as a try of the primary `.a`; a step `.a` after
+        // `.` (`. .a?`, `.["a"]?`) is what `?` protects as a step.
+        const Node& step = *n.child(0);
+        if (step.kind() == NodeKind::kIndex && step.child(0)->kind() == NodeKind::kIdentity &&
+            step.child(1)->kind() == NodeKind::kString && IsName(step.child(1)->text())) {
+          out_ += ". ";
+        }
+        PrintTarget(step, true);
         out_ += '?';
         return;
+      }
       case NodeKind::kNull:
         out_ += "null";
         return;

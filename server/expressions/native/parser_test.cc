@@ -61,6 +61,10 @@ TEST(ParserTest, PathsAndSuffixes) {
       {".a[]", ".a[]"},
       {".a[]?", ".a[]?"},
       {".a?", "(try .a)"},
+      // `?` after a step of `.` protects the step (found by jq_parser_fuzzer).
+      {". .a?", ". .a?"},
+      {".[\"a\"]?", ". .a?"},
+      {". .an? .y", ". .an?.y"},
       {".a?.b", "(try .a).b"},
       {".a.b?", ".a.b?"},
       {".a??", "(try (try .a))"},
