@@ -60,7 +60,11 @@ absl::StatusOr<access::CallerCredentials> ReadCallerCredentials(
       credentials.certificate = std::move(certificate);
     }
   }
-  if (unix_peers != nullptr) credentials.unix_peer = unix_peers->Find(context.peer());
+  // Only a call without other credentials is named by its peer (the
+  // Authenticator's order), so only such a call pays for peer() (a string).
+  if (unix_peers != nullptr && credentials.bearer_token.empty() && !credentials.certificate) {
+    credentials.unix_peer = unix_peers->Find(context.peer());
+  }
   return credentials;
 }
 

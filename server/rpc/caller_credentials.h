@@ -14,8 +14,9 @@ namespace wm::rpc {
 
 // What a call presents to be authenticated: the bearer token of its
 // `authorization` metadata; on a mutual-TLS connection, the verified client
-// certificate's subject; over a Unix socket the daemon accepted itself, the
-// peer process `unix_peers` remembers (null: none). Unauthenticated when the
+// certificate's subject; over a Unix socket the daemon accepted itself and
+// when neither of those came, the peer process `unix_peers` remembers (null:
+// none). Unauthenticated when the
 // metadata is there but not a bearer token, or appears more than once.
 absl::StatusOr<access::CallerCredentials> ReadCallerCredentials(
     const grpc::ServerContextBase& context, const UnixPeerRegistry* unix_peers = nullptr);
