@@ -4,8 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -13,16 +11,15 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "server/common/file.h"
 
 namespace wm {
 namespace {
 
 std::optional<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  absl::StatusOr<std::string> content = ReadFileToString(path);
+  if (!content.ok()) return std::nullopt;
+  return *std::move(content);
 }
 
 std::optional<double> Quota(double quota, double period) {

@@ -336,6 +336,14 @@ constexpr Option kOptions[] = {
      "scrape of /metrics holds; the rest are counted as dropped. 0 leaves them out.",
      &SetNonNegativeInt<&Config::workload_metrics_max_series>, nullptr,
      &ShowInt<&Config::workload_metrics_max_series>},
+    {"no-web", "WM_NO_WEB", "no-web", "Serving", "", Kind::kBool, false,
+     "Do not serve the JSON API (/api/v1/...) and the web page (/) on the --metrics-address "
+     "port.",
+     &SetBool<&Config::web, true>, nullptr, &ShowBool<&Config::web, true>},
+    {"web-assets-dir", "WM_WEB_ASSETS_DIR", "web-assets-dir", "Serving", "DIR", Kind::kValue, true,
+     "Serve the web page's files from DIR (server/web/assets of a checkout), read at each "
+     "request, instead of the copies built into the binary: for working on the page.",
+     &SetString<&Config::web_assets_dir>, nullptr, &ShowString<&Config::web_assets_dir>},
     {"shutdown-grace", "WM_SHUTDOWN_GRACE", "shutdown-grace", "Serving", "DURATION", Kind::kValue,
      false,
      "On SIGTERM, how long in-flight calls and watches may run before they are cancelled; 0 "

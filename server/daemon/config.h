@@ -41,6 +41,12 @@ struct Config {
   // --workload-metrics-max-series (>= 0): the workload and pod series one
   // scrape of /metrics may hold (platform::WorkloadMetrics); 0: none.
   int workload_metrics_max_series = 500000;
+  // --no-web, WM_NO_WEB: false leaves the JSON API and the web page out of
+  // the HTTP endpoint (which must be on for them: --metrics-address).
+  bool web = true;
+  // --web-assets-dir, WM_WEB_ASSETS_DIR: the page's files are read from here
+  // at each request instead of the embedded copies (for page development).
+  std::string web_assets_dir;
   // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
   // reads KUBECONFIG itself (so this parser does not).
   std::string kubeconfig;

@@ -773,6 +773,9 @@ TEST(ConfigTest, WorkloadMetricsMaxSeries) {
   EXPECT_EQ(Parse({})->config.workload_metrics_max_series, 500000);
   EXPECT_EQ(Parse({"--workload-metrics-max-series=0"})->config.workload_metrics_max_series, 0);
   EXPECT_THAT(ParseError({"--workload-metrics-max-series=-1"}), HasSubstr("non-negative integer"));
+  EXPECT_TRUE(Parse({})->config.web);
+  EXPECT_FALSE(Parse({"--no-web"})->config.web);
+  EXPECT_EQ(Parse({"--web-assets-dir=/tmp/page"})->config.web_assets_dir, "/tmp/page");
 }
 
 TEST(ConfigTest, CallerLimits) {
@@ -803,6 +806,8 @@ const std::vector<std::string> kFlags = {
     "listen",
     "metrics-address",
     "workload-metrics-max-series",
+    "no-web",
+    "web-assets-dir",
     "kubeconfig",
     "context",
     "in-cluster",

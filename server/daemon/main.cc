@@ -11,10 +11,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -35,6 +33,7 @@
 #include "server/access/token_reviewer.h"
 #include "server/access/unix_peers.h"
 #include "server/common/cpus.h"
+#include "server/common/file.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -48,19 +47,13 @@
 #include "server/rpc/service.h"
 #include "server/rpc/unix_listener.h"
 #include "server/rpc/unix_peer_registry.h"
+#include "server/web/http_api.h"
+#include "server/web/web_assets.h"
 
 namespace wm::daemon {
 namespace {
 
 constexpr char kServiceName[] = "workloadmap.v1.WorkloadMap";
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The kubeconfig contexts to serve, each with its connection.
 absl::StatusOr<std::vector<std::pair<std::string, kube::ClusterConnection>>> Connections(
@@ -102,10 +95,10 @@ std::shared_ptr<grpc::ServerCredentials> Credentials(const Config& config) {
       config.tls.require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
       : config.tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                                           : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_key_cert_pairs.push_back(
-      {ReadFile(config.tls.key_file).value_or(""), ReadFile(config.tls.cert_file).value_or("")});
+  options.pem_key_cert_pairs.push_back({ReadFileToString(config.tls.key_file).value_or(""),
+                                        ReadFileToString(config.tls.cert_file).value_or("")});
   if (!config.tls.client_ca_file.empty()) {
-    options.pem_root_certs = ReadFile(config.tls.client_ca_file).value_or("");
+    options.pem_root_certs = ReadFileToString(config.tls.client_ca_file).value_or("");
   }
   return grpc::SslServerCredentials(options);
 }
@@ -600,10 +593,15 @@ class Daemon {
     };
   }
 
-  // The HTTP endpoint: metrics, probes and /debug.
+  // The HTTP endpoint: metrics, probes, /debug, and the JSON API and web
+  // page (docs/http-api.md).
   absl::Status StartHttp() {
     if (config_.metrics_address.empty()) return absl::OkStatus();
-    http_ = std::make_unique<observability::HttpServer>();
+    observability::HttpServerOptions http_options;
+    // API calls hold a handler thread while the service answers (a token
+    // or access review may take a round trip to the apiserver).
+    http_options.handler_threads = config_.web ? 4 : 2;
+    http_ = std::make_unique<observability::HttpServer>(http_options);
     http_->Handle("/metrics", Guarded([this](const observability::HttpServer::Request&) {
                     return observability::HttpServer::Response{
                         200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
@@ -641,6 +639,20 @@ class Daemon {
           }
           return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
         }));
+    if (config_.web) {
+      // The API calls the service in-process, with each caller's own
+      // credentials: access control, limits and audit are the service's.
+      grpc::ChannelArguments arguments;
+      arguments.SetMaxReceiveMessageSize(config_.max_message_bytes);
+      http_api_ = std::make_unique<web::HttpApi>(server_->InProcessChannel(arguments),
+                                                 web::HttpApi::Options());
+      http_api_->Register(*http_);
+      web::RegisterWebAssets(*http_, config_.web_assets_dir);
+      if (!config_.web_assets_dir.empty()) {
+        Log(LogLevel::kWarn, "serving the web page from a directory, not the binary",
+            {{"directory", config_.web_assets_dir}});
+      }
+    }
     if (absl::Status s = http_->Start(config_.metrics_address); !s.ok()) return s;
     Log(LogLevel::kInfo, "metrics",
         {{"address", config_.metrics_address}, {"port", std::to_string(http_->port())}});
@@ -711,6 +723,8 @@ class Daemon {
   observability::Counter* authenticated_[2] = {};
   observability::Counter* authorized_[2] = {};
   std::unique_ptr<platform::WorkloadMetrics> workload_metrics_;
+  // Before http_: its handlers call it until http_ has stopped.
+  std::unique_ptr<web::HttpApi> http_api_;
   std::unique_ptr<observability::HttpServer> http_;
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};

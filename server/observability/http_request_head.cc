@@ -108,8 +108,26 @@ bool ParseRequestLine(absl::string_view line, const RequestHeadLimits& limits, P
   return true;
 }
 
+// The headers a head keeps, each at most once.
+struct SeenHeaders {
+  bool authorization = false;
+  bool last_event_id = false;
+};
+
+// Keeps `value` in `*field` unless the header came before (400).
+bool KeepOnce(absl::string_view name, absl::string_view value, bool& seen, std::string* field,
+              ParsedHead* out) {
+  if (seen) {
+    *out = Reject(400, absl::StrCat("header line: a second ", name, " header"));
+    return false;
+  }
+  seen = true;
+  *field = std::string(absl::StripAsciiWhitespace(value));
+  return true;
+}
+
 // Judges a complete header line (without its CRLF).
-bool ValidHeaderLine(absl::string_view line, bool& seen_authorization, ParsedHead* out) {
+bool ValidHeaderLine(absl::string_view line, SeenHeaders& seen, ParsedHead* out) {
   if (line.front() == ' ' || line.front() == '\t') {
     *out = Reject(400, "header line: folded (starts with whitespace)");
     return false;
@@ -119,13 +137,13 @@ bool ValidHeaderLine(absl::string_view line, bool& seen_authorization, ParsedHea
     *out = Reject(400, "header line: want NAME: VALUE with NAME a token");
     return false;
   }
-  if (absl::EqualsIgnoreCase(line.substr(0, colon), "authorization")) {
-    if (seen_authorization) {
-      *out = Reject(400, "header line: a second Authorization header");
-      return false;
-    }
-    seen_authorization = true;
-    out->authorization = std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+  absl::string_view name = line.substr(0, colon);
+  absl::string_view value = line.substr(colon + 1);
+  if (absl::EqualsIgnoreCase(name, "authorization")) {
+    return KeepOnce("Authorization", value, seen.authorization, &out->authorization, out);
+  }
+  if (absl::EqualsIgnoreCase(name, "last-event-id")) {
+    return KeepOnce("Last-Event-ID", value, seen.last_event_id, &out->last_event_id, out);
   }
   return true;
 }
@@ -137,7 +155,7 @@ ParsedHead ParseRequestHead(absl::string_view bytes, const RequestHeadLimits& li
   ParsedHead out;
   size_t line_start = 0;
   bool request_line_done = false;
-  bool seen_authorization = false;
+  SeenHeaders seen;
   for (size_t i = 0; i < window.size(); ++i) {
     char c = window[i];
     if (c == '\n') return Reject(400, absl::StrCat("bare LF at offset ", i));
@@ -152,7 +170,7 @@ ParsedHead ParseRequestHead(absl::string_view bytes, const RequestHeadLimits& li
         out.status = 200;
         out.size = i + 2;
         return out;
-      } else if (!ValidHeaderLine(line, seen_authorization, &out)) {
+      } else if (!ValidHeaderLine(line, seen, &out)) {
         return out;
       }
       ++i;  // the LF

@@ -37,6 +37,9 @@ struct ParsedHead {
   // The value of the Authorization header, without surrounding whitespace;
   // "" if none. A head with two is answered 400.
   std::string authorization;
+  // The Last-Event-ID header's value, likewise (a server-sent-events client
+  // resuming).
+  std::string last_event_id;
   size_t size = 0;  // bytes of the head, its blank line included
 };
 
@@ -45,8 +48,8 @@ struct ParsedHead {
 // line is answered without waiting for the rest (and an over-long target
 // before its line ends). A request line is judged in the order: method and
 // target syntax (400), target length (414), version (400, 505), method (405). The headers' names
-// and values are checked, and only Authorization is kept. A prefix of a valid head is never
-// rejected: for it the answer is 0.
+// and values are checked, and only Authorization and Last-Event-ID are kept. A prefix of a valid
+// head is never rejected: for it the answer is 0.
 ParsedHead ParseRequestHead(absl::string_view bytes,
                             const RequestHeadLimits& limits = RequestHeadLimits());
 

@@ -33,6 +33,15 @@ TEST(ParseRequestHeadTest, KeepsTheAuthorizationHeaderAndRefusesTwo) {
   EXPECT_THAT(parsed.error, ::testing::HasSubstr("a second Authorization header"));
 }
 
+TEST(ParseRequestHeadTest, KeepsTheLastEventIdHeaderAndRefusesTwo) {
+  ParsedHead parsed = ParseRequestHead("GET /events HTTP/1.1\r\nLast-Event-ID: 17 \r\n\r\n");
+  EXPECT_EQ(parsed.status, 200) << parsed.error;
+  EXPECT_EQ(parsed.last_event_id, "17");
+  parsed = ParseRequestHead("GET / HTTP/1.1\r\nlast-event-id: 1\r\nLast-Event-ID: 2\r\n\r\n");
+  EXPECT_EQ(parsed.status, 400);
+  EXPECT_THAT(parsed.error, ::testing::HasSubstr("a second Last-Event-ID header"));
+}
+
 TEST(ParseRequestHeadTest, HeadWithoutHeadersAndHttp10) {
   ParsedHead parsed = ParseRequestHead("HEAD / HTTP/1.0\r\n\r\n");
   EXPECT_EQ(parsed.status, 200) << parsed.error;

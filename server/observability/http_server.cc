@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/observability/http_request_head.h"
 
@@ -63,6 +64,8 @@ absl::string_view Reason(int status) {
       return "Found";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
     case 403:
       return "Forbidden";
     case 404:
@@ -73,14 +76,22 @@ absl::string_view Reason(int status) {
       return "Request Timeout";
     case 414:
       return "URI Too Long";
+    case 409:
+      return "Conflict";
     case 429:
       return "Too Many Requests";
+    case 499:
+      return "Client Closed Request";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
     case 505:
       return "HTTP Version Not Supported";
     default:
@@ -186,6 +197,13 @@ absl::Status ValidateOptions(const HttpServerOptions& options) {
   if (options.max_target_bytes < 1) return invalid("max_target_bytes", "must be at least 1");
   if (options.max_head_bytes < 16) return invalid("max_head_bytes", "must be at least 16");
   if (options.handler_threads < 1) return invalid("handler_threads", "must be at least 1");
+  if (options.max_streams < 0) return invalid("max_streams", "must not be negative");
+  if (options.max_stream_queued_bytes < 1) {
+    return invalid("max_stream_queued_bytes", "must be at least 1");
+  }
+  if (options.stream_keepalive_interval <= absl::ZeroDuration()) {
+    return invalid("stream_keepalive_interval", "must be positive");
+  }
   if (options.max_connections <= options.handler_threads) {
     return invalid("max_connections",
                    absl::StrCat("is ", options.max_connections, ": must exceed handler_threads (",
@@ -206,13 +224,17 @@ void CloseBusy(int fd) {
   ::close(fd);
 }
 
+// The status line and headers, and the body unless `head_only`. A stream's
+// head has no Content-Length: its body ends when the connection closes.
 std::string SerializeResponse(const HttpServer::Response& response, bool head_only,
                               absl::string_view extra_headers) {
   std::string out = absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
-                                 "\r\nContent-Type: ", response.content_type,
-                                 "\r\nContent-Length: ", response.body.size(),
-                                 "\r\nConnection: close\r\n", extra_headers, "\r\n");
-  if (!head_only) out += response.body;
+                                 "\r\nContent-Type: ", response.content_type, "\r\n");
+  if (!response.stream) absl::StrAppend(&out, "Content-Length: ", response.body.size(), "\r\n");
+  absl::StrAppend(&out, "Connection: close\r\n", extra_headers);
+  for (const std::string& header : response.headers) absl::StrAppend(&out, header, "\r\n");
+  out += "\r\n";
+  if (!head_only && !response.stream) out += response.body;
   return out;
 }
 
@@ -231,10 +253,14 @@ class HttpServer::Impl {
  public:
   explicit Impl(HttpServerOptions options) : options_(std::move(options)) {}
 
-  void Register(std::string path, Handler handler, bool probe) {
+  void Register(std::string path, Handler handler, bool probe, bool prefix) {
     auto route = std::make_shared<const Route>(Route{std::move(handler), probe});
     std::lock_guard<std::mutex> lock(mu_);
-    routes_[std::move(path)] = std::move(route);
+    if (prefix) {
+      prefix_routes_[std::move(path)] = std::move(route);
+    } else {
+      routes_[std::move(path)] = std::move(route);
+    }
   }
 
   absl::Status Start(absl::string_view address);
@@ -253,16 +279,47 @@ class HttpServer::Impl {
     bool head_only;
     std::shared_ptr<const Route> route;
   };
+  // A ResponseStream counted among the open streams, closed (its producer
+  // told) and uncounted when the handle goes: the connection closed, or the
+  // answer found its connection gone.
+  class StreamHandle {
+   public:
+    StreamHandle() = default;
+    StreamHandle(std::shared_ptr<ResponseStream> stream, std::atomic<int>* open)
+        : stream_(std::move(stream)), open_(open) {}
+    StreamHandle(StreamHandle&& other) noexcept
+        : stream_(std::move(other.stream_)), open_(other.open_) {}
+    StreamHandle& operator=(StreamHandle&& other) noexcept {
+      Release();
+      stream_ = std::move(other.stream_);
+      open_ = other.open_;
+      return *this;
+    }
+    ~StreamHandle() { Release(); }
+    ResponseStream* get() const { return stream_.get(); }
+
+   private:
+    void Release() {
+      if (stream_ == nullptr) return;
+      stream_->Close();
+      stream_.reset();
+      open_->fetch_sub(1, std::memory_order_relaxed);
+    }
+    std::shared_ptr<ResponseStream> stream_;
+    std::atomic<int>* open_ = nullptr;
+  };
   // A handler's answer for the I/O thread.
   struct Finished {
     uint64_t connection;
     Response response;
     bool head_only;
+    StreamHandle stream;  // for a streaming response
   };
   enum class State {
     kHead,       // reading the request head
     kHandler,    // waiting for a handler thread, or on one
     kWriting,    // sending the response
+    kStreaming,  // sending a stream's head and its body as it is written
     kLingering,  // response sent: reading and discarding until the client closes
   };
   struct Connection {
@@ -273,6 +330,8 @@ class HttpServer::Impl {
     std::string out;
     size_t sent = 0;
     size_t drained = 0;
+    StreamHandle stream;
+    std::string keepalive;
   };
 
   // The I/O thread.
@@ -286,6 +345,10 @@ class HttpServer::Impl {
   void Respond(uint64_t id, Response response, bool head_only, absl::string_view extra_headers);
   void RespondError(uint64_t id, int status, absl::string_view extra_headers = "");
   void Write(uint64_t id);
+  // Sends a stream's keepalive bytes when it is idle, else resets it.
+  void ExpireStream(uint64_t id);
+  // Reads and discards what a stream's client sends; closes when it left.
+  void ReadStream(uint64_t id);
   void Linger(uint64_t id);
   void Expire(uint64_t id);
   void Close(uint64_t id);
@@ -295,6 +358,10 @@ class HttpServer::Impl {
   void RunHandlers();
   // Takes back the job of `connection` if no handler thread took it yet.
   bool CancelJob(uint64_t connection);
+  // Makes `answer`'s stream (a handler thread's), or a 503 when max_streams
+  // are open; calls the producer.
+  void OpenStream(Finished& answer);
+  void Wake();
 
   const HttpServerOptions options_;
   std::atomic<int> port_{0};
@@ -316,6 +383,9 @@ class HttpServer::Impl {
   bool started_ = false;
   bool stopped_ = false;
   absl::flat_hash_map<std::string, std::shared_ptr<const Route>> routes_;
+  std::map<std::string, std::shared_ptr<const Route>> prefix_routes_;
+  // Streams from their making by a handler thread to their connection's end.
+  std::atomic<int> open_streams_{0};
   std::deque<Job> jobs_;
   std::condition_variable jobs_ready_;
   std::vector<Finished> finished_;
@@ -390,6 +460,9 @@ void HttpServer::Impl::Stop() {
   }
   io_thread_.join();
   for (std::thread& thread : handler_threads_) thread.join();
+  // Answers never taken: their streams close (producers told) before the
+  // wake descriptor they signal goes.
+  finished_.clear();
   ::close(listen_fd_);
   ::close(stop_fd_);
   ::close(wake_fd_);
@@ -420,6 +493,11 @@ void HttpServer::Impl::Loop() {
         case State::kWriting:
           events = POLLOUT;
           break;
+        case State::kStreaming:
+          // Readable when the client leaves; writable matters only while
+          // bytes wait.
+          events = connection.sent < connection.out.size() ? POLLIN | POLLOUT : POLLIN;
+          break;
         case State::kHandler:
           continue;  // nothing to do until its handler returns
       }
@@ -445,6 +523,12 @@ void HttpServer::Impl::Loop() {
           break;
         case State::kWriting:
           Write(it->first);
+          break;
+        case State::kStreaming:
+          if ((fds[i].revents & POLLOUT) != 0) Write(it->first);
+          if ((fds[i].revents & ~POLLOUT) != 0 && connections_.count(ids[i - 3]) != 0) {
+            ReadStream(ids[i - 3]);
+          }
           break;
         case State::kLingering:
           Linger(it->first);
@@ -513,10 +597,12 @@ bool HttpServer::Impl::EvictOne() {
       return true;
     }
   }
-  if (auto it = oldest_in(State::kWriting); it != connections_.end()) {
-    ResetAndClose(it->second.fd);
-    connections_.erase(it);
-    return true;
+  for (State state : {State::kWriting, State::kStreaming}) {
+    if (auto it = oldest_in(state); it != connections_.end()) {
+      ResetAndClose(it->second.fd);
+      connections_.erase(it);
+      return true;
+    }
   }
   return false;
 }
@@ -550,13 +636,25 @@ void HttpServer::Impl::ReadHead(uint64_t id) {
 }
 
 void HttpServer::Impl::Dispatch(uint64_t id, const internal::ParsedHead& head) {
-  Request request{head.method, head.path, head.query, head.authorization};
+  Request request{head.method, head.path, head.query, head.authorization, head.last_event_id};
   bool head_only = request.method == "HEAD";
   std::shared_ptr<const Route> route;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = routes_.find(request.path);
-    if (it != routes_.end()) route = it->second;
+    if (it != routes_.end()) {
+      route = it->second;
+    } else {
+      // The longest prefix: the last of the keys not after the path that
+      // the path starts with.
+      for (auto p = prefix_routes_.upper_bound(request.path); p != prefix_routes_.begin();) {
+        --p;
+        if (absl::StartsWith(request.path, p->first)) {
+          route = p->second;
+          break;
+        }
+      }
+    }
     if (route != nullptr && !route->probe) {
       jobs_.push_back(Job{id, std::move(request), head_only, std::move(route)});
       Connection& connection = connections_.at(id);
@@ -591,24 +689,71 @@ void HttpServer::Impl::RespondError(uint64_t id, int status, absl::string_view e
 
 void HttpServer::Impl::Write(uint64_t id) {
   Connection& connection = connections_.at(id);
-  while (connection.sent < connection.out.size()) {
-    ssize_t n = ::send(connection.fd, connection.out.data() + connection.sent,
-                       connection.out.size() - connection.sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      connection.sent += n;
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return;
-    } else {
-      Close(id);
+  const bool streaming = connection.state == State::kStreaming;
+  while (true) {
+    while (connection.sent < connection.out.size()) {
+      ssize_t n = ::send(connection.fd, connection.out.data() + connection.sent,
+                         connection.out.size() - connection.sent, MSG_NOSIGNAL);
+      if (n > 0) {
+        connection.sent += n;
+        // A stream has no end to meet: it must only keep moving.
+        if (streaming) connection.deadline = absl::Now() + options_.write_timeout;
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        return;
+      } else {
+        Close(id);
+        return;
+      }
+    }
+    if (!streaming) break;
+    connection.out.clear();
+    connection.sent = 0;
+    ResponseStream::Taken taken = connection.stream.get()->Take(&connection.out);
+    if (taken.overflowed) {  // too slow to read its stream
+      ResetAndClose(connection.fd);
+      connections_.erase(id);
       return;
     }
+    if (!connection.out.empty()) continue;
+    if (taken.finished) break;
+    connection.deadline = connection.keepalive.empty()
+                              ? absl::InfiniteFuture()
+                              : absl::Now() + options_.stream_keepalive_interval;
+    return;
   }
   ::shutdown(connection.fd, SHUT_WR);
   connection.out = std::string();
   connection.state = State::kLingering;
   connection.deadline = absl::Now() + kLingerTime;
+}
+
+void HttpServer::Impl::ExpireStream(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  if (connection.sent < connection.out.size()) {  // the client stopped reading
+    ResetAndClose(connection.fd);
+    connections_.erase(id);
+    return;
+  }
+  connection.out = connection.keepalive;
+  connection.sent = 0;
+  Write(id);
+}
+
+void HttpServer::Impl::ReadStream(uint64_t id) {
+  Connection& connection = connections_.at(id);
+  char buffer[4096];
+  // A bounded read per round, so a client sending without end cannot keep
+  // the loop here.
+  for (int round = 0; round < 16; ++round) {
+    ssize_t n = ::recv(connection.fd, buffer, sizeof(buffer), 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    if (n <= 0) break;  // the client closed (or reset) its side
+    if (round == 15) return;
+  }
+  Close(id);
 }
 
 void HttpServer::Impl::Linger(uint64_t id) {
@@ -639,6 +784,9 @@ void HttpServer::Impl::Expire(uint64_t id) {
       ResetAndClose(connection.fd);
       connections_.erase(id);
       return;
+    case State::kStreaming:
+      ExpireStream(id);
+      return;
     case State::kLingering:
     case State::kHandler:  // never: its deadline is infinite
       Close(id);
@@ -662,9 +810,56 @@ void HttpServer::Impl::TakeFinished() {
   }
   for (Finished& answer : finished) {
     auto it = connections_.find(answer.connection);
+    // A stream whose connection is gone closes with its answer.
     if (it == connections_.end() || it->second.state != State::kHandler) continue;
-    Respond(answer.connection, std::move(answer.response), answer.head_only, "");
+    if (answer.stream.get() == nullptr) {
+      Respond(answer.connection, std::move(answer.response), answer.head_only, "");
+      continue;
+    }
+    Connection& connection = it->second;
+    connection.state = State::kStreaming;
+    connection.in.clear();
+    connection.out = SerializeResponse(answer.response, /*head_only=*/true, "");
+    connection.sent = 0;
+    connection.deadline = absl::Now() + options_.write_timeout;
+    connection.stream = std::move(answer.stream);
+    connection.keepalive = std::move(answer.response.keepalive);
+    Write(answer.connection);
   }
+  // Streams with bytes written since: sent now unless their client is
+  // still reading earlier ones (then POLLOUT brings them).
+  std::vector<uint64_t> ready;
+  for (const auto& [id, connection] : connections_) {
+    if (connection.state == State::kStreaming && connection.sent == connection.out.size()) {
+      ready.push_back(id);
+    }
+  }
+  for (uint64_t id : ready) {
+    if (connections_.count(id) != 0) Write(id);
+  }
+}
+
+void HttpServer::Impl::Wake() {
+  uint64_t one = 1;
+  while (::write(wake_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
+  }
+}
+
+void HttpServer::Impl::OpenStream(Finished& answer) {
+  if (answer.head_only) {  // the head says what a GET would stream
+    return;
+  }
+  const int max_streams = std::min(options_.max_streams, options_.max_connections / 2);
+  if (open_streams_.fetch_add(1, std::memory_order_relaxed) >= max_streams) {
+    open_streams_.fetch_sub(1, std::memory_order_relaxed);
+    answer.response =
+        Response{503, "text/plain; charset=utf-8", "too many open streams; retry later\n"};
+    return;
+  }
+  auto stream =
+      std::make_shared<ResponseStream>(options_.max_stream_queued_bytes, [this] { Wake(); });
+  answer.stream = StreamHandle(stream, &open_streams_);
+  answer.response.stream(std::move(stream));
 }
 
 void HttpServer::Impl::RunHandlers() {
@@ -678,13 +873,12 @@ void HttpServer::Impl::RunHandlers() {
       jobs_.pop_front();
     }
     Finished answer{job.connection, job.route->handler(job.request), job.head_only};
+    if (answer.response.stream) OpenStream(answer);
     {
       std::lock_guard<std::mutex> lock(mu_);
       finished_.push_back(std::move(answer));
     }
-    uint64_t one = 1;
-    while (::write(wake_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
-    }
+    Wake();
   }
 }
 
@@ -705,11 +899,15 @@ HttpServer::HttpServer(HttpServerOptions options)
 HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Handle(std::string path, Handler handler) {
-  impl_->Register(std::move(path), std::move(handler), /*probe=*/false);
+  impl_->Register(std::move(path), std::move(handler), /*probe=*/false, /*prefix=*/false);
+}
+
+void HttpServer::HandlePrefix(std::string prefix, Handler handler) {
+  impl_->Register(std::move(prefix), std::move(handler), /*probe=*/false, /*prefix=*/true);
 }
 
 void HttpServer::HandleProbe(std::string path, Handler handler) {
-  impl_->Register(std::move(path), std::move(handler), /*probe=*/true);
+  impl_->Register(std::move(path), std::move(handler), /*probe=*/true, /*prefix=*/false);
 }
 
 absl::Status HttpServer::Start(absl::string_view address) { return impl_->Start(address); }

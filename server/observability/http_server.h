@@ -5,10 +5,12 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "server/observability/response_stream.h"
 
 namespace wm::observability {
 
@@ -32,12 +34,25 @@ struct HttpServerOptions {
   int max_connections = 64;
   // Threads running Handle() handlers; probe handlers run on the I/O thread.
   int handler_threads = 2;
+  // Streaming responses (Response::stream) open at once; past it a new one
+  // is answered 503. At most half of max_connections, whatever it says, so
+  // that streams cannot take every slot.
+  int max_streams = 32;
+  // Bytes a streaming response may have waiting for a slow client before
+  // the connection is reset (ResponseStream).
+  size_t max_stream_queued_bytes = 1 << 20;
+  // A streaming response that has sent nothing for this long sends the
+  // response's `keepalive` bytes (so that proxies keep an idle stream).
+  absl::Duration stream_keepalive_interval = absl::Seconds(15);
 };
 
-// A minimal HTTP/1.1 server for /metrics and health probes on a side port,
-// not for the public API: GET and HEAD only, exact-path handlers, one request
-// per connection (every response says "Connection: close"), request bodies
-// ignored.
+// A small HTTP/1.1 server for the daemon's HTTP port: /metrics, the health
+// probes, the read-only JSON API and its web page. GET and HEAD only,
+// handlers by exact path or by path prefix, one request per connection
+// (every response says "Connection: close"), request bodies ignored; a
+// response is either whole (Content-Length) or a stream that a producer
+// writes over time and that ends when the connection closes (server-sent
+// events).
 //
 // One I/O thread accepts and reads and writes every connection
 // (non-blocking sockets, poll), so no number of slow clients can hold it;
@@ -50,11 +65,25 @@ class HttpServer {
     std::string query;   // after '?', without it; "" if none
     // The Authorization header's value ("Bearer ..."); "" if none.
     std::string authorization;
+    // The Last-Event-ID header's value; "" if none.
+    std::string last_event_id;
   };
   struct Response {
     int status = 200;
     std::string content_type = "text/plain; charset=utf-8";
     std::string body;
+    // More header lines, each "Name: value" without CRLF (Cache-Control).
+    std::vector<std::string> headers;
+    // When set, the response is a stream: the server sends the status and
+    // headers (no Content-Length; `body` is ignored), then calls `stream`
+    // once, on the handler thread, with the ResponseStream the producer
+    // writes the body into. The producer may keep it and write from any
+    // thread until a write fails. For HEAD, or when max_streams are open
+    // (503), `stream` is not called.
+    std::function<void(std::shared_ptr<ResponseStream>)> stream;
+    // Sent on a stream after stream_keepalive_interval without output (for
+    // server-sent events, a comment line); "" sends nothing.
+    std::string keepalive;
   };
   using Handler = std::function<Response(const Request&)>;
 
@@ -69,6 +98,9 @@ class HttpServer {
   // wait for a free thread. May be called before or after Start(); a later
   // call for the same path (with either method) replaces it.
   void Handle(std::string path, Handler handler);
+  // Like Handle(), for every path that starts with `prefix` and has no
+  // exact handler; of several prefixes, the longest wins.
+  void HandlePrefix(std::string prefix, Handler handler);
   // Like Handle(), but `handler` runs on the I/O thread as soon as the
   // request head is in, so it is answered even while every handler thread
   // is busy: for liveness and readiness probes. It must be cheap and must

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/kube/auth/internal.h"
 
@@ -79,7 +80,7 @@ class TokenFileSource : public CredentialSource {
 
  private:
   absl::StatusOr<std::string> Read() const {
-    absl::StatusOr<std::string> content = internal::ReadFileToString(path_);
+    absl::StatusOr<std::string> content = ReadFileToString(path_);
     if (!content.ok()) {
       return absl::Status(content.status().code(),
                           absl::StrCat("token file: ", content.status().message()));

@@ -21,8 +21,6 @@ extern char** environ;
 namespace wm::kube::internal {
 namespace {
 
-constexpr size_t kMaxFileSize = 16 << 20;
-
 absl::Status ErrnoError(int error_number, absl::string_view what) {
   return absl::Status(absl::ErrnoToStatusCode(error_number),
                       absl::StrCat(what, ": ", std::strerror(error_number)));
@@ -61,31 +59,6 @@ void KillGroup(pid_t pid) {
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
-  int fd;
-  do {
-    fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  } while (fd < 0 && errno == EINTR);
-  if (fd < 0) return ErrnoError(errno, absl::StrCat("open failed: ", path));
-  Fd closer(fd);
-  std::string content;
-  char buffer[8192];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof buffer);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, absl::StrCat("read failed: ", path));
-    }
-    if (n == 0) break;
-    content.append(buffer, static_cast<size_t>(n));
-    if (content.size() > kMaxFileSize) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("read failed: ", path, ": larger than ", kMaxFileSize, " bytes"));
-    }
-  }
-  return content;
-}
 
 std::string ResolvePath(absl::string_view dir, absl::string_view path) {
   if (path.empty() || path.front() == '/' || dir.empty()) return std::string(path);

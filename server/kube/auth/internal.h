@@ -12,11 +12,6 @@
 
 namespace wm::kube::internal {
 
-// The whole content of a (small: at most 16 MiB) file. Errors read
-// "open failed: <path>: <reason>" with the errno's status code (NotFound for
-// a missing file), so callers can prefix the field that named the path.
-absl::StatusOr<std::string> ReadFileToString(const std::string& path);
-
 // `path` when absolute or empty, else `dir`/`path`.
 std::string ResolvePath(absl::string_view dir, absl::string_view path);
 

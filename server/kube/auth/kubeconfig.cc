@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/common/yaml_json.h"
 #include "server/kube/auth/internal.h"
@@ -112,7 +113,7 @@ struct Node {
   absl::StatusOr<std::string> ReadPathField(absl::string_view key) const {
     absl::StatusOr<std::string> path = Path(key);
     if (!path.ok()) return path.status();
-    absl::StatusOr<std::string> content = internal::ReadFileToString(*path);
+    absl::StatusOr<std::string> content = ReadFileToString(*path);
     if (!content.ok()) return Wrap(key, content.status());
     return content;
   }
@@ -239,7 +240,7 @@ absl::StatusOr<Merged> LoadMerged(const KubeconfigOptions& options) {
 
   Merged merged;
   for (const std::string& file : files) {
-    absl::StatusOr<std::string> content = internal::ReadFileToString(file);
+    absl::StatusOr<std::string> content = ReadFileToString(file);
     if (!content.ok()) {
       if (!must_exist && absl::IsNotFound(content.status())) continue;  // client-go skips these
       return absl::Status(content.status().code(),
@@ -473,7 +474,7 @@ absl::StatusOr<ClusterConnection> InClusterConnection(const InClusterOptions& op
     return absl::Status(first.status().code(),
                         absl::StrCat("in-cluster: ", first.status().message()));
   }
-  absl::StatusOr<std::string> ca = internal::ReadFileToString(internal::ResolvePath(dir, "ca.crt"));
+  absl::StatusOr<std::string> ca = ReadFileToString(internal::ResolvePath(dir, "ca.crt"));
   if (!ca.ok()) {
     return absl::Status(ca.status().code(), absl::StrCat("in-cluster CA: ", ca.status().message()));
   }
@@ -482,7 +483,7 @@ absl::StatusOr<ClusterConnection> InClusterConnection(const InClusterOptions& op
   if (std::optional<std::string> ns = NonEmptyEnv(options.getenv, "POD_NAMESPACE")) {
     out.namespace_ = *ns;
   } else if (absl::StatusOr<std::string> file =
-                 internal::ReadFileToString(internal::ResolvePath(dir, "namespace"));
+                 ReadFileToString(internal::ResolvePath(dir, "namespace"));
              file.ok()) {
     out.namespace_ = std::string(absl::StripAsciiWhitespace(*file));
   }

@@ -1,0 +1,303 @@
+// HttpServer's prefix routes and streaming responses (ResponseStream).
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "server/observability/http_server.h"
+
+namespace wm::observability {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using ::testing::StartsWith;
+
+// A connected loopback socket with a receive timeout of `timeout_s`.
+int Connect(int port, int timeout_s = 5) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval timeout{timeout_s, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  return fd;
+}
+
+void SendAll(int fd, const std::string& bytes) {
+  ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(bytes.size()));
+}
+
+// Reads until `want` appears in what was read (or the timeout, or close).
+std::string ReadUntil(int fd, const std::string& want) {
+  std::string out;
+  char buffer[4096];
+  while (out.find(want) == std::string::npos) {
+    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
+    if (n <= 0) break;
+    out.append(buffer, n);
+  }
+  return out;
+}
+
+std::string ReadToEnd(int fd) { return ReadUntil(fd, std::string(1, '\0') + "never"); }
+
+// A stream handler that hands its stream to the test.
+struct StreamCatcher {
+  std::mutex mu;
+  std::shared_ptr<ResponseStream> stream;
+  absl::Notification opened;
+  absl::Notification closed;
+
+  HttpServer::Handler Handler(std::string keepalive = "") {
+    return [this, keepalive](const HttpServer::Request&) {
+      HttpServer::Response response;
+      response.content_type = "text/event-stream";
+      response.headers = {"Cache-Control: no-cache"};
+      response.keepalive = keepalive;
+      response.stream = [this](std::shared_ptr<ResponseStream> s) {
+        s->SetOnClose([this] { closed.Notify(); });
+        std::lock_guard<std::mutex> lock(mu);
+        stream = std::move(s);
+        opened.Notify();
+      };
+      return response;
+    };
+  }
+  std::shared_ptr<ResponseStream> Get() {
+    std::lock_guard<std::mutex> lock(mu);
+    return stream;
+  }
+};
+
+TEST(HttpServerRoutesTest, ExactPathBeatsPrefixAndTheLongestPrefixWins) {
+  HttpServer server;
+  auto answer = [](std::string text) {
+    return [text](const HttpServer::Request& request) {
+      return HttpServer::Response{200, "text/plain", absl::StrCat(text, " ", request.path)};
+    };
+  };
+  server.HandlePrefix("/api/", answer("api"));
+  server.HandlePrefix("/api/v1/items/", answer("items"));
+  server.Handle("/api/v1/items/special", answer("exact"));
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  auto get = [&](const std::string& path) {
+    int fd = Connect(server.port());
+    SendAll(fd, absl::StrCat("GET ", path, " HTTP/1.1\r\n\r\n"));
+    std::string out = ReadToEnd(fd);
+    ::close(fd);
+    return out;
+  };
+  EXPECT_THAT(get("/api/v1/items/a/b"), HasSubstr("items /api/v1/items/a/b"));
+  EXPECT_THAT(get("/api/v1/items/special"), HasSubstr("exact /api/v1/items/special"));
+  EXPECT_THAT(get("/api/v1/other"), HasSubstr("api /api/v1/other"));
+  EXPECT_THAT(get("/apix"), StartsWith("HTTP/1.1 404"));
+  EXPECT_THAT(get("/ap"), StartsWith("HTTP/1.1 404"));
+}
+
+TEST(HttpServerRoutesTest, HandlerSeesLastEventIdAndExtraHeadersAreSent) {
+  HttpServer server;
+  server.Handle("/resume", [](const HttpServer::Request& request) {
+    HttpServer::Response response{200, "text/plain", "from " + request.last_event_id};
+    response.headers = {"Cache-Control: no-store"};
+    return response;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /resume HTTP/1.1\r\nLast-Event-ID:  42 \r\n\r\n");
+  std::string out = ReadToEnd(fd);
+  ::close(fd);
+  EXPECT_THAT(out, HasSubstr("\r\nCache-Control: no-store\r\n"));
+  EXPECT_THAT(out, HasSubstr("\r\n\r\nfrom 42"));
+}
+
+TEST(HttpServerStreamTest, WritesReachTheClientAsTheyComeAndFinishEndsTheResponse) {
+  HttpServer server;
+  StreamCatcher catcher;
+  server.Handle("/events", catcher.Handler());
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ASSERT_TRUE(catcher.Get()->Write("data: one\n\n"));
+  std::string head = ReadUntil(fd, "data: one\n\n");
+  EXPECT_THAT(head, StartsWith("HTTP/1.1 200 OK\r\n"));
+  EXPECT_THAT(head, HasSubstr("Content-Type: text/event-stream\r\n"));
+  EXPECT_THAT(head, HasSubstr("Cache-Control: no-cache\r\n"));
+  EXPECT_THAT(head, Not(HasSubstr("Content-Length")));
+  EXPECT_THAT(head, HasSubstr("data: one\n\n"));
+  // The second event comes after the first was read: the stream is live.
+  ASSERT_TRUE(catcher.Get()->Write("data: two\n\n"));
+  catcher.Get()->Finish();
+  EXPECT_EQ(ReadToEnd(fd), "data: two\n\n");
+  ::close(fd);
+  EXPECT_TRUE(catcher.closed.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_FALSE(catcher.Get()->Write("late"));
+}
+
+TEST(HttpServerStreamTest, ClientLeavingClosesTheStream) {
+  HttpServer server;
+  StreamCatcher catcher;
+  server.Handle("/events", catcher.Handler());
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ReadUntil(fd, "\r\n\r\n");
+  ::close(fd);
+  ASSERT_TRUE(catcher.closed.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  EXPECT_TRUE(catcher.Get()->closed());
+  EXPECT_FALSE(catcher.Get()->Write("data: x\n\n"));
+}
+
+TEST(HttpServerStreamTest, ClientThatDoesNotReadIsCutWhenItsQueueIsFull) {
+  HttpServerOptions options;
+  options.max_stream_queued_bytes = 64 * 1024;
+  HttpServer server(options);
+  StreamCatcher catcher;
+  server.Handle("/events", catcher.Handler());
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  // The socket buffers take some megabytes; the queue the rest, up to its
+  // bound. The producer must be told to stop, whatever the kernel holds.
+  const std::string event(4096, 'x');
+  bool refused = false;
+  absl::Time give_up = absl::Now() + absl::Seconds(20);
+  while (!refused && absl::Now() < give_up) refused = !catcher.Get()->Write(event);
+  EXPECT_TRUE(refused) << "a reader that never reads was fed forever";
+  EXPECT_TRUE(catcher.closed.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  ::close(fd);
+}
+
+TEST(HttpServerStreamTest, IdleStreamSendsItsKeepalive) {
+  HttpServerOptions options;
+  options.stream_keepalive_interval = absl::Milliseconds(100);
+  HttpServer server(options);
+  StreamCatcher catcher;
+  server.Handle("/events", catcher.Handler(": keepalive\n\n"));
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  std::string out = ReadUntil(fd, ": keepalive\n\n: keepalive\n\n");
+  EXPECT_THAT(out, HasSubstr(": keepalive\n\n: keepalive\n\n"));
+  ::close(fd);
+}
+
+TEST(HttpServerStreamTest, StreamsPastTheLimitAre503AndHeadStartsNone) {
+  HttpServerOptions options;
+  options.max_streams = 1;
+  HttpServer server(options);
+  StreamCatcher first;
+  std::atomic<int> started{0};
+  server.Handle("/first", first.Handler());
+  server.Handle("/other", [&started](const HttpServer::Request&) {
+    HttpServer::Response response;
+    response.stream = [&started](std::shared_ptr<ResponseStream>) { ++started; };
+    return response;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /first HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(first.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  int second = Connect(server.port());
+  SendAll(second, "GET /other HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(ReadToEnd(second), StartsWith("HTTP/1.1 503"));
+  ::close(second);
+  int head = Connect(server.port());
+  SendAll(head, "HEAD /other HTTP/1.1\r\n\r\n");
+  EXPECT_THAT(ReadToEnd(head), StartsWith("HTTP/1.1 200"));
+  ::close(head);
+  EXPECT_EQ(started.load(), 0);
+  // The first stream's end frees its slot.
+  ::close(fd);
+  ASSERT_TRUE(first.closed.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  absl::Time give_up = absl::Now() + absl::Seconds(5);
+  while (started.load() == 0 && absl::Now() < give_up) {
+    int again = Connect(server.port());
+    SendAll(again, "GET /other HTTP/1.1\r\n\r\n");
+    ReadUntil(again, "\r\n\r\n");
+    ::close(again);
+  }
+  EXPECT_EQ(started.load(), 1);
+}
+
+TEST(HttpServerStreamTest, StopClosesOpenStreams) {
+  auto server = std::make_unique<HttpServer>();
+  StreamCatcher catcher;
+  server->Handle("/events", catcher.Handler());
+  ASSERT_TRUE(server->Start("127.0.0.1:0").ok());
+  int fd = Connect(server->port());
+  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
+  server->Stop();
+  EXPECT_TRUE(catcher.closed.HasBeenNotified());
+  EXPECT_FALSE(catcher.Get()->Write("data: x\n\n"));
+  server.reset();
+  ::close(fd);
+}
+
+// Producers on several threads write while clients come and go and the
+// server stops: for TSan.
+TEST(HttpServerStreamStressTest, ProducersWriteWhileClientsLeaveAndTheServerStops) {
+  HttpServerOptions options;
+  options.max_stream_queued_bytes = 16 * 1024;
+  HttpServer server(options);
+  std::mutex mu;
+  std::vector<std::shared_ptr<ResponseStream>> streams;
+  server.Handle("/events", [&](const HttpServer::Request&) {
+    HttpServer::Response response;
+    response.stream = [&](std::shared_ptr<ResponseStream> s) {
+      std::lock_guard<std::mutex> lock(mu);
+      streams.push_back(std::move(s));
+    };
+    return response;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  std::atomic<bool> done{false};
+  std::vector<std::thread> producers;
+  for (int p = 0; p < 3; ++p) {
+    producers.emplace_back([&] {
+      while (!done) {
+        std::vector<std::shared_ptr<ResponseStream>> now;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          now = streams;
+        }
+        for (auto& s : now) s->Write("data: tick\n\n");
+        std::this_thread::yield();
+      }
+    });
+  }
+  for (int i = 0; i < 40; ++i) {
+    int fd = Connect(server.port(), 1);
+    SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+    ReadUntil(fd, "tick");
+    ::close(fd);
+  }
+  server.Stop();
+  done = true;
+  for (auto& t : producers) t.join();
+  std::lock_guard<std::mutex> lock(mu);
+  for (auto& s : streams) EXPECT_TRUE(s->closed());
+}
+
+}  // namespace
+}  // namespace wm::observability
