@@ -2,7 +2,8 @@
 # Workload metrics end to end: workloadmapd against the testbed's real
 # apiserver, its /metrics scraped and parsed by prometheus_client's text
 # parser (from PyPI): the seed demo's series, their removal when the demo is
-# deleted, and the series limit with its dropped counter.
+# deleted, the series limit with its dropped counter, and the Grafana
+# dashboard's queries against what the daemon exports.
 #
 #   metrics_test.sh TESTBED_DIR BUILD_DIR
 #
@@ -63,6 +64,9 @@ port=$(free_port)
 start_daemon "$work/daemon.log" --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$(free_port)" \
   --metrics-address "127.0.0.1:$port"
 check "$port" present
+# The Grafana dashboard in deploy/ uses only series this daemon exports.
+"$venv/bin/python" "$here/check_dashboard.py" "$repo/deploy/grafana/workloadmap-dashboard.json" \
+  "http://127.0.0.1:$port/metrics" || fail "check_dashboard.py: deploy/grafana/workloadmap-dashboard.json"
 
 limited_port=$(free_port)
 start_daemon "$work/limited.log" --kubeconfig "$KUBECONFIG" --listen "127.0.0.1:$(free_port)" \
