@@ -1,5 +1,5 @@
-// Feeds arbitrary bytes to the HTTP request-head parser, and through a real
-// HttpServer on loopback. Must never crash or hang; every parse must end in
+// Feeds arbitrary bytes to the HTTP request-head parser, the web API's
+// query and workload-path parsers, and through a real HttpServer on loopback. Must never crash or hang; every parse must end in
 // one of the statuses ParseRequestHead documents (no prefix of a valid head
 // rejected), and every answer of the server must be a whole, well-formed
 // response whose status agrees with the parser.
@@ -20,11 +20,15 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
 #include "server/observability/http_request_head.h"
 #include "server/observability/http_server.h"
+#include "server/web/query.h"
+#include "server/web/workload_path.h"
 
 namespace {
 
@@ -85,6 +89,30 @@ ParsedHead CheckParse(absl::string_view bytes, const RequestHeadLimits& limits) 
           "a prefix of a valid head is not incomplete");
   }
   return parsed;
+}
+
+// What the web API makes of a valid head's target: a query is parsed or
+// refused as InvalidArgument; a path below the API's root is a workload, or
+// NotFound, or InvalidArgument, never anything else.
+void CheckApiParsers(const ParsedHead& parsed) {
+  auto query = wm::web::Query::Parse(parsed.query, {"cluster", "namespace", "kind", "pageSize"});
+  Check(query.ok() || absl::IsInvalidArgument(query.status()), "query refused otherwise");
+  if (query.ok()) {
+    auto size = query->GetInt("pageSize", 1000);
+    Check(size.ok() ? *size >= 0 && *size <= 1000 : absl::IsInvalidArgument(size.status()),
+          "pageSize out of its range");
+  }
+  absl::string_view path = parsed.path;
+  absl::ConsumePrefix(&path, "/api/v1/");
+  auto workload = wm::web::ParseWorkloadPath(path);
+  if (workload.ok()) {
+    Check(!workload->ref.name().empty(), "a workload path without a name");
+    Check(!workload->ref.kind().empty() || !workload->ref.resource().empty(),
+          "a workload path without a kind");
+  } else {
+    Check(absl::IsNotFound(workload.status()) || absl::IsInvalidArgument(workload.status()),
+          "a workload path refused otherwise");
+  }
 }
 
 HttpServer& Server() {
@@ -192,6 +220,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   CheckParse(bytes, RequestHeadLimits());
   ParsedHead parsed = CheckParse(bytes, kSmallLimits);
+  if (ParsedHead large = ParseRequestHead(bytes); large.status == 200) CheckApiParsers(large);
 
   std::string response = RoundTrip(bytes);
   if (parsed.status == 0) {
