@@ -343,6 +343,23 @@ TEST_F(HostileTest, IdleConnectionsDoNotStarveHealthz) {
   ExpectHealthz("idle connections closed", kServingBound);
 }
 
+// Event streams that are opened and never read (more than the server keeps
+// open at once) must not keep /healthz from answering either; the streams
+// past the limit are refused (503), the rest hold only their bounded queue.
+TEST_F(HostileTest, UnreadEventStreamsDoNotStarveHealthz) {
+  std::vector<std::unique_ptr<IdleConnection>> streams;
+  for (int i = 0; i < kIdleConnections; ++i) {
+    streams.push_back(
+        std::make_unique<IdleConnection>(TheDaemon().process().metrics_port(),
+                                         "GET /api/v1/events?includePods=true HTTP/1.1\r\n\r\n"));
+    ASSERT_TRUE(streams.back()->connected());
+  }
+  ExpectHealthz("unread event streams", kHealthzUnderIdleBound);
+  ExpectServing("unread event streams");
+  streams.clear();
+  ExpectHealthz("unread event streams closed", kServingBound);
+}
+
 // ---- Every case against one new daemon: memory --------------------------------
 
 // Ordinary calls of every method, so that what the first use of each
