@@ -602,10 +602,21 @@ class Daemon {
     // or access review may take a round trip to the apiserver).
     http_options.handler_threads = config_.web ? 4 : 2;
     http_ = std::make_unique<observability::HttpServer>(http_options);
-    http_->Handle("/metrics", Guarded([this](const observability::HttpServer::Request&) {
-                    return observability::HttpServer::Response{
-                        200, "text/plain; version=0.0.4; charset=utf-8", metrics_.Render()};
-                  }));
+    // Sent as it is rendered: a scrape of 100,000 pods is some 50 MB of
+    // text that then never exists whole. The handler thread renders and
+    // waits for the scraper to read each chunk (at most 10 s per chunk).
+    http_->Handle(
+        "/metrics", Guarded([this](const observability::HttpServer::Request&) {
+          observability::HttpServer::Response response{
+              200, "text/plain; version=0.0.4; charset=utf-8", ""};
+          response.stream = [this](std::shared_ptr<observability::ResponseStream> stream) {
+            metrics_.RenderTo([&stream](absl::string_view chunk) {
+              return stream->WriteWait(chunk, absl::Seconds(10));
+            });
+            stream->Finish();
+          };
+          return response;
+        }));
     // The probes run on the server's I/O thread, so a slow /metrics or
     // /debug/cache, or clients holding every connection, cannot fail them.
     http_->HandleProbe("/healthz", [](const observability::HttpServer::Request&) {

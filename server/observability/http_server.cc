@@ -359,8 +359,8 @@ class HttpServer::Impl {
   // Takes back the job of `connection` if no handler thread took it yet.
   bool CancelJob(uint64_t connection);
   // Makes `answer`'s stream (a handler thread's), or a 503 when max_streams
-  // are open; calls the producer.
-  void OpenStream(Finished& answer);
+  // are open (then null).
+  std::shared_ptr<ResponseStream> OpenStream(Finished& answer);
   void Wake();
 
   const HttpServerOptions options_;
@@ -459,10 +459,16 @@ void HttpServer::Impl::Stop() {
   while (::write(stop_fd_, &one, sizeof(one)) < 0 && errno == EINTR) {
   }
   io_thread_.join();
+  // Answers never taken: their streams close, so that producers writing on
+  // handler threads stop, before those threads are joined and before the
+  // wake descriptor the streams signal goes.
+  std::vector<Finished> untaken;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    untaken.swap(finished_);
+  }
+  untaken.clear();
   for (std::thread& thread : handler_threads_) thread.join();
-  // Answers never taken: their streams close (producers told) before the
-  // wake descriptor they signal goes.
-  finished_.clear();
   ::close(listen_fd_);
   ::close(stop_fd_);
   ::close(wake_fd_);
@@ -845,21 +851,21 @@ void HttpServer::Impl::Wake() {
   }
 }
 
-void HttpServer::Impl::OpenStream(Finished& answer) {
+std::shared_ptr<ResponseStream> HttpServer::Impl::OpenStream(Finished& answer) {
   if (answer.head_only) {  // the head says what a GET would stream
-    return;
+    return nullptr;
   }
   const int max_streams = std::min(options_.max_streams, options_.max_connections / 2);
   if (open_streams_.fetch_add(1, std::memory_order_relaxed) >= max_streams) {
     open_streams_.fetch_sub(1, std::memory_order_relaxed);
     answer.response =
         Response{503, "text/plain; charset=utf-8", "too many open streams; retry later\n"};
-    return;
+    return nullptr;
   }
   auto stream =
       std::make_shared<ResponseStream>(options_.max_stream_queued_bytes, [this] { Wake(); });
   answer.stream = StreamHandle(stream, &open_streams_);
-  answer.response.stream(std::move(stream));
+  return stream;
 }
 
 void HttpServer::Impl::RunHandlers() {
@@ -873,12 +879,23 @@ void HttpServer::Impl::RunHandlers() {
       jobs_.pop_front();
     }
     Finished answer{job.connection, job.route->handler(job.request), job.head_only};
-    if (answer.response.stream) OpenStream(answer);
+    std::shared_ptr<ResponseStream> stream;
+    std::function<void(std::shared_ptr<ResponseStream>)> producer;
+    if (answer.response.stream) stream = OpenStream(answer);
+    // A copy: the answer's own says the head is a stream's.
+    if (stream != nullptr) producer = answer.response.stream;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      finished_.push_back(std::move(answer));
+      if (stopped_) {
+        answer.stream = StreamHandle();  // closed: the producer's writes fail
+      } else {
+        finished_.push_back(std::move(answer));
+      }
     }
     Wake();
+    // After the answer is on its way, so that a producer that writes its
+    // whole body here (waiting for the client) is read from meanwhile.
+    if (producer) producer(std::move(stream));
   }
 }
 

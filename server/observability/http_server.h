@@ -75,11 +75,12 @@ class HttpServer {
     // More header lines, each "Name: value" without CRLF (Cache-Control).
     std::vector<std::string> headers;
     // When set, the response is a stream: the server sends the status and
-    // headers (no Content-Length; `body` is ignored), then calls `stream`
+    // headers (no Content-Length; `body` is ignored), and calls `stream`
     // once, on the handler thread, with the ResponseStream the producer
-    // writes the body into. The producer may keep it and write from any
-    // thread until a write fails. For HEAD, or when max_streams are open
-    // (503), `stream` is not called.
+    // writes the body into. The producer may write it all there (the
+    // handler thread is its own until it returns; ResponseStream::WriteWait)
+    // or keep the stream and write from any thread until a write fails.
+    // For HEAD, or when max_streams are open (503), `stream` is not called.
     std::function<void(std::shared_ptr<ResponseStream>)> stream;
     // Sent on a stream after stream_keepalive_interval without output (for
     // server-sent events, a comment line); "" sends nothing.

@@ -239,6 +239,63 @@ TEST(HttpServerStreamTest, StreamsPastTheLimitAre503AndHeadStartsNone) {
   EXPECT_EQ(started.load(), 1);
 }
 
+// A producer with its whole body at hand writes it on the handler thread,
+// waiting for the client to make room: far more than the queue holds
+// arrives whole, in order.
+TEST(HttpServerStreamTest, ProducerOnTheHandlerThreadWaitsForTheClient) {
+  HttpServerOptions options;
+  options.max_stream_queued_bytes = 64 * 1024;
+  HttpServer server(options);
+  std::string body;
+  for (int i = 0; body.size() < (8 << 20); ++i) absl::StrAppend(&body, "line ", i, "\n");
+  server.Handle("/big", [&body](const HttpServer::Request&) {
+    HttpServer::Response response;
+    response.stream = [&body](std::shared_ptr<ResponseStream> stream) {
+      for (size_t at = 0; at < body.size(); at += 16 * 1024) {
+        if (!stream->WriteWait(absl::string_view(body).substr(at, 16 * 1024), absl::Seconds(10))) {
+          return;
+        }
+      }
+      stream->Finish();
+    };
+    return response;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /big HTTP/1.1\r\n\r\n");
+  std::string out = ReadToEnd(fd);
+  ::close(fd);
+  size_t end = out.find("\r\n\r\n");
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(out.size() - end - 4, body.size());
+  EXPECT_TRUE(out.substr(end + 4) == body);
+}
+
+TEST(HttpServerStreamTest, WriteWaitGivesUpOnAClientThatDoesNotRead) {
+  HttpServerOptions options;
+  options.max_stream_queued_bytes = 64 * 1024;
+  HttpServer server(options);
+  std::atomic<bool> refused{false};
+  absl::Notification done;
+  server.Handle("/big", [&](const HttpServer::Request&) {
+    HttpServer::Response response;
+    response.stream = [&](std::shared_ptr<ResponseStream> stream) {
+      const std::string chunk(32 * 1024, 'x');
+      for (int i = 0; i < 100000 && !refused; ++i) {
+        refused = !stream->WriteWait(chunk, absl::Milliseconds(200));
+      }
+      done.Notify();
+    };
+    return response;
+  });
+  ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /big HTTP/1.1\r\n\r\n");
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
+  EXPECT_TRUE(refused);
+  ::close(fd);
+}
+
 TEST(HttpServerStreamTest, StopClosesOpenStreams) {
   auto server = std::make_unique<HttpServer>();
   StreamCatcher catcher;

@@ -319,6 +319,15 @@ void Registry::AddCounterCallback(std::string name, std::string help,
 }
 
 std::string Registry::Render() const {
+  std::string out;
+  RenderTo([&out](absl::string_view chunk) {
+    out.append(chunk.data(), chunk.size());
+    return true;
+  });
+  return out;
+}
+
+bool Registry::RenderTo(const ExpositionWriter::Sink& sink, size_t chunk_bytes) const {
   // Render outside the lock: callbacks may be slow or register families.
   // Families are never removed, so the pointers stay valid.
   std::vector<const internal::Family*> families;
@@ -329,11 +338,17 @@ std::string Registry::Render() const {
     for (const auto& family : families_) families.push_back(family.get());
     exporters = exporters_;
   }
-  std::string out;
-  for (const internal::Family* family : families) family->Render(&out);
-  ExpositionWriter writer(&out);
-  for (const auto& exporter : exporters) (*exporter)(writer);
-  return out;
+  ExpositionWriter writer(sink, chunk_bytes);
+  std::string text;
+  for (const internal::Family* family : families) {
+    text.clear();
+    family->Render(&text);
+    writer.AppendRendered(text);
+  }
+  for (const auto& exporter : exporters) {
+    if (writer.ok()) (*exporter)(writer);
+  }
+  return writer.Flush();
 }
 
 void Registry::AddExporter(std::function<void(ExpositionWriter&)> exporter) {

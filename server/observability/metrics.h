@@ -247,6 +247,10 @@ class Registry {
   // label values; families without samples are left out; then the
   // exporters' families.
   std::string Render() const;
+  // The same, handed to `sink` in chunks of about `chunk_bytes` as it is
+  // written (for a scrape sent while it is rendered). False once the sink
+  // said false (the rest was not rendered).
+  bool RenderTo(const ExpositionWriter::Sink& sink, size_t chunk_bytes = 64 * 1024) const;
 
  private:
   template <typename F>

@@ -23,6 +23,25 @@ bool ResponseStream::Write(absl::string_view bytes) {
   return true;
 }
 
+bool ResponseStream::WriteWait(absl::string_view bytes, absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  bool room = room_.wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] {
+    return closed_ || finished_ || overflowed_ ||
+           queued_.size() + bytes.size() <= max_queued_bytes_;
+  });
+  if (closed_ || finished_ || overflowed_) return false;
+  if (!room) {  // the client stopped reading: cut it as Write would
+    overflowed_ = true;
+    queued_.clear();
+    wake_();
+    return false;
+  }
+  bool was_empty = queued_.empty();
+  queued_.append(bytes.data(), bytes.size());
+  if (was_empty) wake_();
+  return true;
+}
+
 void ResponseStream::Finish() {
   std::lock_guard<std::mutex> lock(mu_);
   if (closed_ || finished_) return;
@@ -50,6 +69,7 @@ ResponseStream::Taken ResponseStream::Take(std::string* out) {
   std::lock_guard<std::mutex> lock(mu_);
   out->append(queued_);
   queued_.clear();
+  room_.notify_all();
   return Taken{finished_, overflowed_};
 }
 
@@ -62,6 +82,7 @@ void ResponseStream::Close() {
     queued_.clear();
     on_close = std::move(on_close_);
   }
+  room_.notify_all();
   if (on_close) on_close();
 }
 

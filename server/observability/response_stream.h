@@ -1,12 +1,14 @@
 #ifndef WM_SERVER_OBSERVABILITY_RESPONSE_STREAM_H_
 #define WM_SERVER_OBSERVABILITY_RESPONSE_STREAM_H_
 
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
 #include <mutex>
 #include <string>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace wm::observability {
 
@@ -31,6 +33,12 @@ class ResponseStream {
   // finished; queuing past the bound closes it (and answers false). A
   // producer stops at the first false.
   bool Write(absl::string_view bytes);
+  // Like Write, but a producer that has all its bytes at hand (a scrape
+  // rendered in chunks) waits for the client to make room instead of
+  // overflowing: up to `timeout` for each chunk, after which the stream
+  // closes. REQUIRES: bytes.size() <= max_queued_bytes; the producer runs
+  // on the thread HttpServer called it on, or its own.
+  bool WriteWait(absl::string_view bytes, absl::Duration timeout);
   // Ends the response once what is queued is sent. Further writes fail.
   void Finish();
   // Runs `on_close` once when the connection ends for any reason (the
@@ -56,6 +64,8 @@ class ResponseStream {
   const size_t max_queued_bytes_;
   const std::function<void()> wake_;
   mutable std::mutex mu_;
+  // Signalled when the queue is taken or the stream closes (WriteWait).
+  std::condition_variable room_;
   std::string queued_;
   bool finished_ = false;
   bool overflowed_ = false;

@@ -150,45 +150,48 @@ void WorkloadMetrics::Write(ExpositionWriter& writer) const {
     if (views[i]->resolved) Gather(views[i]->resolved->root(), digests[i]);
   }
   SeriesBudget budget(options_.max_series);
-  // The labels every workload series carries.
-  auto identity = [](const index::WorkloadView& view) {
-    const index::WorkloadKey& id = view.id;
-    return std::array<ExpositionWriter::Label, 5>{{{"cluster", id.cluster},
-                                                   {"namespace", view.namespace_},
-                                                   {"kind", id.gvk.kind},
-                                                   {"group", id.gvk.group},
-                                                   {"name", view.name}}};
-  };
-  auto sample = [&](absl::string_view family, const index::WorkloadView& view,
+  // The labels every series of a workload carries, escaped once.
+  std::vector<ExpositionWriter::EscapedLabels> identities;
+  identities.reserve(views.size());
+  for (const auto& view : views) {
+    identities.emplace_back(
+        std::initializer_list<ExpositionWriter::Label>{{"cluster", view->id.cluster},
+                                                       {"namespace", view->namespace_},
+                                                       {"kind", view->id.gvk.kind},
+                                                       {"group", view->id.gvk.group},
+                                                       {"name", view->name}});
+  }
+  auto sample = [&](absl::string_view family, size_t i,
                     std::initializer_list<ExpositionWriter::Label> labels, double value) {
     if (!budget.Take()) return;
-    auto w = identity(view);
-    writer.Sample(family, {w[0], w[1], w[2], w[3], w[4]}, labels, value);
+    writer.Sample(family, identities[i], labels, value);
   };
 
   writer.StartFamily("workloadmap_workload_info",
                      "Workloads the daemon resolves: 1 per workload, with its uid and the "
                      "definition that resolves it.",
                      "gauge");
-  for (const auto& view : views) {
+  for (size_t i = 0; i < views.size(); ++i) {
+    const index::WorkloadView& view = *views[i];
     const std::string& definition =
-        view->resolved ? view->resolved->definition().name() : view->summary.definition();
-    sample("workloadmap_workload_info", *view, {{"uid", view->uid}, {"definition", definition}}, 1);
+        view.resolved ? view.resolved->definition().name() : view.summary.definition();
+    sample("workloadmap_workload_info", i, {{"uid", view.uid}, {"definition", definition}}, 1);
   }
 
   writer.StartFamily("workloadmap_workload_resolution_error",
                      "1 for a workload its definition could not resolve (see ListWorkloads' "
                      "error); it has no other series than its info.",
                      "gauge");
-  for (const auto& view : views) {
-    if (!view->resolved) sample("workloadmap_workload_resolution_error", *view, {}, 1);
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (!views[i]->resolved) sample("workloadmap_workload_resolution_error", i, {}, 1);
   }
 
   writer.StartFamily("workloadmap_workload_phase",
                      "The workload's phase (its first matched status in the format's order, "
                      "else Undefined) as 1, and 0 for every other status its definition maps.",
                      "gauge");
-  for (const auto& view : views) {
+  for (size_t v = 0; v < views.size(); ++v) {
+    const auto& view = views[v];
     if (!view->resolved) continue;
     const v1::WorkloadStatus& status = view->resolved->status();
     const std::string phase =
@@ -199,20 +202,20 @@ void WorkloadMetrics::Write(ExpositionWriter& writer) const {
       bool current = phase == StatusAt(i);
       known |= current;
       if (current || (it != mapped.end() && it->second[i])) {
-        sample("workloadmap_workload_phase", *view, {{"phase", StatusAt(i)}}, current ? 1 : 0);
+        sample("workloadmap_workload_phase", v, {{"phase", StatusAt(i)}}, current ? 1 : 0);
       }
     }
-    if (!known) sample("workloadmap_workload_phase", *view, {{"phase", phase}}, 1);
+    if (!known) sample("workloadmap_workload_phase", v, {{"phase", phase}}, 1);
   }
 
   writer.StartFamily("workloadmap_workload_status",
                      "1 for each status the workload's definition matches now (statuses are "
                      "not exclusive: Running and Degraded).",
                      "gauge");
-  for (const auto& view : views) {
-    if (!view->resolved) continue;
-    for (const std::string& status : view->resolved->status().matched_statuses()) {
-      sample("workloadmap_workload_status", *view, {{"status", status}}, 1);
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (!views[i]->resolved) continue;
+    for (const std::string& status : views[i]->resolved->status().matched_statuses()) {
+      sample("workloadmap_workload_status", i, {{"status", status}}, 1);
     }
   }
 
@@ -222,12 +225,12 @@ void WorkloadMetrics::Write(ExpositionWriter& writer) const {
                      "gauge");
   for (size_t i = 0; i < views.size(); ++i) {
     for (const ComponentTotals& c : digests[i].components) {
-      sample("workloadmap_component_replicas", *views[i],
-             {{"component", c.name}, {"state", "desired"}}, c.desired);
-      sample("workloadmap_component_replicas", *views[i],
-             {{"component", c.name}, {"state", "current"}}, c.current);
-      sample("workloadmap_component_replicas", *views[i],
-             {{"component", c.name}, {"state", "ready"}}, c.ready);
+      sample("workloadmap_component_replicas", i, {{"component", c.name}, {"state", "desired"}},
+             c.desired);
+      sample("workloadmap_component_replicas", i, {{"component", c.name}, {"state", "current"}},
+             c.current);
+      sample("workloadmap_component_replicas", i, {{"component", c.name}, {"state", "ready"}},
+             c.ready);
     }
   }
 
@@ -237,8 +240,8 @@ void WorkloadMetrics::Write(ExpositionWriter& writer) const {
       for (const ComponentTotals& c : digests[i].components) {
         for (const auto& [resource, quantity] : current ? c.current_requests : c.requests) {
           ResourceSample s = ToSample(resource, quantity);
-          sample(family, *views[i],
-                 {{"component", c.name}, {"resource", s.resource}, {"unit", s.unit}}, s.value);
+          sample(family, i, {{"component", c.name}, {"resource", s.resource}, {"unit", s.unit}},
+                 s.value);
         }
       }
     }
@@ -254,18 +257,18 @@ void WorkloadMetrics::Write(ExpositionWriter& writer) const {
                      "When the workload's resolved state (status, components, pods) last "
                      "changed, in Unix seconds.",
                      "gauge");
-  for (const auto& view : views) {
-    if (view->changed == absl::InfinitePast()) continue;
-    sample("workloadmap_workload_last_change_timestamp_seconds", *view, {},
-           absl::ToDoubleSeconds(view->changed - absl::UnixEpoch()));
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (views[i]->changed == absl::InfinitePast()) continue;
+    sample("workloadmap_workload_last_change_timestamp_seconds", i, {},
+           absl::ToDoubleSeconds(views[i]->changed - absl::UnixEpoch()));
   }
   writer.StartFamily("workloadmap_workload_view_age_seconds",
                      "Seconds since the workload's resolved state last changed, at the scrape.",
                      "gauge");
-  for (const auto& view : views) {
-    if (view->changed == absl::InfinitePast()) continue;
-    sample("workloadmap_workload_view_age_seconds", *view, {},
-           absl::ToDoubleSeconds(now - view->changed));
+  for (size_t i = 0; i < views.size(); ++i) {
+    if (views[i]->changed == absl::InfinitePast()) continue;
+    sample("workloadmap_workload_view_age_seconds", i, {},
+           absl::ToDoubleSeconds(now - views[i]->changed));
   }
 
   writer.StartFamily("workloadmap_pod_workload_info",

@@ -4,6 +4,12 @@ namespace wm::observability::internal {
 namespace {
 
 void AppendEscaped(absl::string_view text, bool quotes, std::string* out) {
+  // Most values need no escape: copied whole.
+  if (text.find_first_of(quotes ? absl::string_view("\\\n\"") : absl::string_view("\\\n")) ==
+      absl::string_view::npos) {
+    out->append(text.data(), text.size());
+    return;
+  }
   for (char c : text) {
     if (c == '\\') {
       out->append("\\\\");
