@@ -539,5 +539,24 @@ TEST_F(AccessControlTest, AResumedWatchTellsOfWhatTheCallerSawBefore) {
   EXPECT_THAT(resumed.ReadUntil(IsSynced), ElementsAre("DELETED default", "SYNCED "));
 }
 
+// A resumed watch with nothing to send still says that the caller sees
+// only some namespaces (found by the web page, which shows it).
+TEST_F(AccessControlTest, AResumedWatchWithNothingNewStillSaysItIsFiltered) {
+  using ::testing::ElementsAre;
+  uint64_t revision = 0;
+  {
+    WatchStream kai(harness_->stub(), "scheduler-token");
+    EXPECT_THAT(kai.ReadUntil(IsSynced), ElementsAre("ADDED default", "SYNCED "));
+    EXPECT_TRUE(kai.filtered());
+    revision = kai.synced_revision();
+  }
+  WatchStream resumed(harness_->stub(), "scheduler-token", revision);
+  EXPECT_THAT(resumed.ReadUntil(IsSynced), ElementsAre("SYNCED "));
+  EXPECT_TRUE(resumed.filtered());
+  WatchStream admin(harness_->stub(), "admin-token", revision);
+  EXPECT_THAT(admin.ReadUntil(IsSynced), ElementsAre("SYNCED "));
+  EXPECT_FALSE(admin.filtered());
+}
+
 }  // namespace
 }  // namespace wm::rpc

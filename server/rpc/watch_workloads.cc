@@ -134,6 +134,9 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
     filter_ = *std::move(filter);
     access_.emplace(caller_, service_.options_.access_reviewers, service_.index_);
     checked_access_ = absl::Now();
+    // Whether the caller sees only some namespaces, as of the views now:
+    // a resumed stream may send none, yet its SYNCED must say so too.
+    bool filtered = false;
     if (!access_->unrestricted()) {
       // Asks what the snapshot needs before subscribing, so that the index
       // never waits on this stream's lock while the apiserver answers (the
@@ -143,6 +146,7 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
         if (!filter_.Matches(service_.index_, service_.kind_names_, *view)) continue;
         if (auto asked = probe.MaySee(*view, true); !asked.ok()) return FinishNow(asked.status());
       }
+      filtered = probe.filtered();
     }
     std::unique_lock lock(mu_);
     auto subscription = service_.index_.Subscribe(
@@ -172,7 +176,7 @@ class WorkloadMapService::WatchReactor final : public grpc::ServerWriteReactor<g
     v1::WorkloadEvent synced;
     synced.set_type(v1::WorkloadEvent::SYNCED);
     synced.set_revision(subscription->revision);
-    synced.set_filtered(access_->filtered());
+    synced.set_filtered(filtered || access_->filtered());
     last_revision_ = subscription->revision;
     ArmRecheckLocked();
     queue_.push_back(std::move(synced));
