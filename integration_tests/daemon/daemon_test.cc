@@ -2,11 +2,17 @@
 // kube-apiserver, called through the generated gRPC client. The seed demo
 // (integration_tests/seed/create-demo.sh) plays the JobSet and Job
 // controllers and the kubelet, which the testbed does not run.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
@@ -14,6 +20,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -143,6 +150,53 @@ std::string NewDemo(const std::string& prefix) {
   std::string ns = Testbed::Get().NewNamespace(prefix);
   Seed("create-demo.sh --namespace " + ns);
   return ns;
+}
+
+// A start that fails (here: the metrics port is taken) while the index is
+// still resolving a large snapshot exits with status 1 and its error, not a
+// crash (the index's thread used to outlive the clusters it reads).
+TEST(DaemonStartTest, AFailedStartExitsWithItsErrorWhileTheIndexResolves) {
+  std::ifstream in(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml");
+  std::string seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(seed.empty());
+  const std::vector<std::string> uids = {
+      "a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f", "b1000000-0000-4000-8000-000000000001",
+      "b2000000-0000-4000-8000-000000000002", "b3000000-0000-4000-8000-000000000003",
+      "c2000000-0000-4000-8000-000000000002", "c3000000-0000-4000-8000-000000000003",
+      "c4000000-0000-4000-8000-000000000004"};
+  std::string dir = ::testing::TempDir() + "/failed-start-" + std::to_string(getpid());
+  ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
+  {
+    std::ofstream out(dir + "/objects.yaml");
+    for (int i = 0; i < 10000; ++i) {
+      std::vector<std::pair<std::string, std::string>> renames = {
+          {"namespace: default", absl::StrCat("namespace: copy-", i)}};
+      for (const std::string& uid : uids) {
+        renames.emplace_back(uid, absl::StrCat(uid.substr(0, 24), absl::Dec(i, absl::kZeroPad12)));
+      }
+      out << absl::StrReplaceAll(seed, renames) << "\n---\n";
+    }
+  }
+  int taken = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(taken, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  ASSERT_EQ(::getsockname(taken, reinterpret_cast<sockaddr*>(&address), &length), 0);
+  ASSERT_EQ(::listen(taken, 1), 0);
+  std::string command =
+      absl::StrCat(WM_BINARY_DIR, "/bin/workloadmapd --snapshot ", dir,
+                   " --listen 127.0.0.1:0 --metrics-address 127.0.0.1:", ntohs(address.sin_port),
+                   " 2>", dir, "/log");
+  int status = std::system(command.c_str());
+  ::close(taken);
+  std::ifstream log_file(dir + "/log");
+  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  ASSERT_TRUE(WIFEXITED(status)) << "not an exit (a signal?): status " << status << "\n" << log;
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_THAT(log, HasSubstr("metrics did not start"));
+  std::filesystem::remove_all(dir);
 }
 
 TEST(DaemonTest, ResolvesTheSeedDemo) {

@@ -173,6 +173,11 @@ class Daemon {
  private:
   int Fatal(absl::string_view what, const absl::Status& status) {
     Log(LogLevel::kError, what, {{"error", std::string(status.message())}});
+    // Stopped as at a normal exit: the index's thread reads the clusters,
+    // which as members go before it (a start that failed while a large
+    // snapshot was being resolved crashed here).
+    for (auto& cluster : live_) cluster->Stop();
+    if (index_) index_->Stop();
     return 1;
   }
 
