@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "server/rpc/internal/list_access.h"
 #include "server/rpc/internal/list_filter.h"
@@ -31,10 +32,11 @@ std::string SortKey(const WorkloadView& v) {
                       v.id.gvk.group, "/", v.id.gvk.kind, "\x1f", v.name);
 }
 
-bool Newer(const std::string& a, const std::string& b) {
+bool Newer(absl::string_view a, absl::string_view b) {
   // Timestamps are RFC 3339 in UTC with a fixed width, so they sort as text;
-  // the rest of the key breaks ties in ascending order.
-  std::string ta = a.substr(0, a.find('\x1f')), tb = b.substr(0, b.find('\x1f'));
+  // the rest of the key breaks ties in ascending order. (Views, not copies:
+  // a listing compares some 10^5 pairs.)
+  absl::string_view ta = a.substr(0, a.find('\x1f')), tb = b.substr(0, b.find('\x1f'));
   if (ta != tb) return ta > tb;
   return a < b;
 }
