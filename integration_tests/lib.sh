@@ -64,7 +64,7 @@ start_daemon() {
 wait_ready() {
   local log=$1 pid=$2
   for _ in $(seq 600); do
-    grep -q ' INFO ready ' "$log" && return 0
+    grep -qs ' INFO ready ' "$log" && return 0
     kill -0 "$pid" 2>/dev/null || { cat "$log"; fail "workloadmapd exited"; }
     sleep 0.1
   done
