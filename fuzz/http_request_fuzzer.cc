@@ -1,8 +1,8 @@
 // Feeds arbitrary bytes to the HTTP request-head parser, the web API's
-// query and workload-path parsers, and through a real HttpServer on loopback. Must never crash or hang; every parse must end in
-// one of the statuses ParseRequestHead documents (no prefix of a valid head
-// rejected), and every answer of the server must be a whole, well-formed
-// response whose status agrees with the parser.
+// query and workload-path parsers, and through a real HttpServer on loopback. Must never crash or
+// hang; every parse must end in one of the statuses ParseRequestHead documents (no prefix of a
+// valid head rejected), and every answer of the server must be a whole, well-formed response whose
+// status agrees with the parser.
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -23,8 +23,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
 #include "server/observability/http_request_head.h"
 #include "server/observability/http_server.h"
 #include "server/web/query.h"
