@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -815,6 +816,66 @@ TEST(DaemonTest, ServesSeveralClustersByContext) {
   EXPECT_EQ(rows.workloads_size(), 1);
   EXPECT_EQ(daemon.Stop(), 0);
   Seed("delete-demo.sh --namespace " + ns);
+}
+
+// What /debug/leader of `daemon` says: {leading, leader, identity}.
+Json LeaderOf(DaemonProcess& daemon) {
+  std::string answer = HttpGet(daemon.metrics_port(), "/debug/leader");
+  answer = answer.substr(0, answer.rfind('\n'));  // the status line curl appends
+  Json parsed = Json::parse(answer, nullptr, false);
+  return parsed.is_discarded() ? Json::object() : parsed;
+}
+
+// Two replicas with --leader-elect: one leads (and says so on /debug/leader
+// and in its metrics); kill -9 of the leader hands over within the lease
+// duration; SIGTERM of a leader gives the Lease up, and the other leads at
+// its next try. Short durations: 4 s lease, 3 s renewal, 0.5 s retries.
+TEST(DaemonTest, ReplicasElectOneLeaderAndHandOverWhenItDies) {
+  const std::string ns = Testbed::Get().NewNamespace("leader");
+  auto replica = [&](const std::string& name) {
+    return std::make_unique<DaemonProcess>(std::vector<std::string>{
+        "--kubeconfig", Testbed::Get().kubeconfig(), "--leader-elect",
+        "--leader-election-namespace", ns, "--leader-election-identity", name,
+        "--leader-election-lease-duration=4s", "--leader-election-renew-deadline=3s",
+        "--leader-election-retry-period=500ms"});
+  };
+  auto a = replica("replica-a");
+  auto b = replica("replica-b");
+  ASSERT_TRUE(a->Start().ok()) << a->Log();
+  ASSERT_TRUE(b->Start().ok()) << b->Log();
+  auto leading = [](DaemonProcess& d) { return LeaderOf(d).value("leading", false); };
+  ASSERT_TRUE(Eventually([&] { return leading(*a) != leading(*b); }, absl::Seconds(15)))
+      << LeaderOf(*a).dump() << LeaderOf(*b).dump();
+  DaemonProcess& first = leading(*a) ? *a : *b;
+  DaemonProcess& second = leading(*a) ? *b : *a;
+  const std::string first_name = LeaderOf(first)["identity"];
+  EXPECT_EQ(LeaderOf(second).value("leader", ""), first_name);
+  EXPECT_THAT(HttpGet(first.metrics_port(), "/metrics"),
+              HasSubstr(absl::StrCat("workloadmap_leader{lease=\"", ns,
+                                     "/workloadmapd\",identity=\"", first_name, "\"} 1")));
+  // Every replica serves reads, leading or not.
+  EXPECT_THAT(HttpGet(second.metrics_port(), "/readyz"), ::testing::EndsWith("200"));
+
+  // kill -9: no release; the other waits out the lease, then leads.
+  absl::Time killed = absl::Now();
+  ASSERT_EQ(::kill(first.pid(), SIGKILL), 0);
+  ASSERT_TRUE(Eventually([&] { return leading(second); }, absl::Seconds(10)))
+      << LeaderOf(second).dump();
+  absl::Duration handover = absl::Now() - killed;
+  EXPECT_LE(handover, absl::Seconds(4) + absl::Seconds(3)) << "beyond the lease and two retries";
+  EXPECT_GE(handover, absl::Seconds(2)) << "taken before the lease ran out";
+
+  // A restarted replica is a new candidate; SIGTERM of the leader hands
+  // the Lease over at once.
+  auto c = replica("replica-c");
+  ASSERT_TRUE(c->Start().ok()) << c->Log();
+  absl::SleepFor(absl::Seconds(1));
+  EXPECT_FALSE(leading(*c));
+  absl::Time stopped = absl::Now();
+  EXPECT_EQ(second.Stop(), 0) << second.Log();
+  ASSERT_TRUE(Eventually([&] { return leading(*c); }, absl::Seconds(10))) << LeaderOf(*c).dump();
+  EXPECT_LT(absl::Now() - stopped, absl::Seconds(3)) << "waited as if the leader had died";
+  EXPECT_EQ(c->Stop(), 0);
 }
 
 TEST(DaemonTest, RestartsCleanlyAndOldRevisionsAreRefused) {

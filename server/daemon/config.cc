@@ -295,8 +295,9 @@ std::string ShowList(const Config& c) {
   return absl::StrJoin(c.*F, ",");
 }
 
-constexpr absl::string_view kGroups[] = {"General", "Serving", "Cluster", "Definitions",
-                                         "TLS",     "Access",  "Limits",  "Logging"};
+constexpr absl::string_view kGroups[] = {"General",         "Serving",     "Cluster",
+                                         "Leader election", "Definitions", "TLS",
+                                         "Access",          "Limits",      "Logging"};
 
 constexpr Option kOptions[] = {
     {"config", "WM_CONFIG", "", "General", "FILE", Kind::kValue, false,
@@ -435,6 +436,44 @@ constexpr Option kOptions[] = {
      "the user may do.",
      &AppendItem<&Config::unix_peer_identities, &access::CheckUnixPeerIdentity>,
      &ListOf<&Config::unix_peer_identities>, &ShowList<&Config::unix_peer_identities>},
+    {"leader-elect", "WM_LEADER_ELECT", "leader-election.enabled", "Leader election", "",
+     Kind::kBool, false,
+     "Campaign for the Lease of the first cluster (coordination.k8s.io/v1); of several "
+     "replicas, the one holding it does the daemon's writes to the cluster. Every replica "
+     "serves reads.",
+     &SetBool<&Config::leader_elect, false>, nullptr, &ShowBool<&Config::leader_elect, false>},
+    {"leader-election-namespace", "WM_LEADER_ELECTION_NAMESPACE", "leader-election.namespace",
+     "Leader election", "NAMESPACE", Kind::kValue, false,
+     "Namespace of the Lease; default: the pod's (in-cluster) or the kubeconfig context's.",
+     &SetString<&Config::leader_election_namespace>, nullptr,
+     &ShowString<&Config::leader_election_namespace>},
+    {"leader-election-lease", "WM_LEADER_ELECTION_LEASE", "leader-election.lease",
+     "Leader election", "NAME", Kind::kValue, false,
+     "Name of the Lease the replicas share (replicas of another deployment need another).",
+     &SetString<&Config::leader_election_lease>, nullptr,
+     &ShowString<&Config::leader_election_lease>},
+    {"leader-election-identity", "WM_LEADER_ELECTION_IDENTITY", "leader-election.identity",
+     "Leader election", "ID", Kind::kValue, false,
+     "This replica's name in the Lease; default: $POD_NAME (else the host name) and a random "
+     "suffix, so that a restarted replica is a new candidate.",
+     &SetString<&Config::leader_election_identity>, nullptr,
+     &ShowString<&Config::leader_election_identity>},
+    {"leader-election-lease-duration", "WM_LEADER_ELECTION_LEASE_DURATION",
+     "leader-election.lease-duration", "Leader election", "DURATION", Kind::kValue, false,
+     "How long the others wait, after the Lease last changed, before they may take it.",
+     &SetDuration<&Config::leader_election_lease_duration, false>, nullptr,
+     &ShowDuration<&Config::leader_election_lease_duration>},
+    {"leader-election-renew-deadline", "WM_LEADER_ELECTION_RENEW_DEADLINE",
+     "leader-election.renew-deadline", "Leader election", "DURATION", Kind::kValue, false,
+     "How long the leader may fail to renew before it stops leading; below the lease "
+     "duration.",
+     &SetDuration<&Config::leader_election_renew_deadline, false>, nullptr,
+     &ShowDuration<&Config::leader_election_renew_deadline>},
+    {"leader-election-retry-period", "WM_LEADER_ELECTION_RETRY_PERIOD",
+     "leader-election.retry-period", "Leader election", "DURATION", Kind::kValue, false,
+     "Between tries to take or renew the Lease.",
+     &SetDuration<&Config::leader_election_retry_period, false>, nullptr,
+     &ShowDuration<&Config::leader_election_retry_period>},
     {"authentication-cache-ttl", "WM_AUTHENTICATION_CACHE_TTL", "authentication.cache-ttl",
      "Access", "DURATION", Kind::kValue, false,
      "How long an accepted token is trusted before the apiserver is asked again.",

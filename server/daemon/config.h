@@ -47,6 +47,16 @@ struct Config {
   // --web-assets-dir, WM_WEB_ASSETS_DIR: the page's files are read from here
   // at each request instead of the embedded copies (for page development).
   std::string web_assets_dir;
+  // --leader-elect and --leader-election-*: whether to campaign for the
+  // Lease (kube::LeaderElector) and its place, name, candidate and times
+  // (client-go's defaults). Empty namespace and identity: derived at start.
+  bool leader_elect = false;
+  std::string leader_election_namespace;
+  std::string leader_election_lease = "workloadmapd";
+  std::string leader_election_identity;
+  absl::Duration leader_election_lease_duration = absl::Seconds(15);
+  absl::Duration leader_election_renew_deadline = absl::Seconds(10);
+  absl::Duration leader_election_retry_period = absl::Seconds(2);
   // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
   // reads KUBECONFIG itself (so this parser does not).
   std::string kubeconfig;

@@ -776,6 +776,16 @@ TEST(ConfigTest, WorkloadMetricsMaxSeries) {
   EXPECT_TRUE(Parse({})->config.web);
   EXPECT_FALSE(Parse({"--no-web"})->config.web);
   EXPECT_EQ(Parse({"--web-assets-dir=/tmp/page"})->config.web_assets_dir, "/tmp/page");
+  EXPECT_FALSE(Parse({})->config.leader_elect);
+  auto elect = Parse({"--leader-elect", "--leader-election-lease-duration=30s",
+                      "--leader-election-namespace=wm", "--leader-election-identity=pod-a"});
+  ASSERT_TRUE(elect.ok()) << elect.status();
+  EXPECT_TRUE(elect->config.leader_elect);
+  EXPECT_EQ(elect->config.leader_election_lease_duration, absl::Seconds(30));
+  EXPECT_EQ(elect->config.leader_election_renew_deadline, absl::Seconds(10));
+  EXPECT_EQ(elect->config.leader_election_namespace, "wm");
+  EXPECT_EQ(elect->config.leader_election_identity, "pod-a");
+  EXPECT_EQ(elect->config.leader_election_lease, "workloadmapd");
 }
 
 TEST(ConfigTest, CallerLimits) {
@@ -808,6 +818,13 @@ const std::vector<std::string> kFlags = {
     "workload-metrics-max-series",
     "no-web",
     "web-assets-dir",
+    "leader-elect",
+    "leader-election-namespace",
+    "leader-election-lease",
+    "leader-election-identity",
+    "leader-election-lease-duration",
+    "leader-election-renew-deadline",
+    "leader-election-retry-period",
     "kubeconfig",
     "context",
     "in-cluster",

@@ -15,6 +15,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/random/random.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -41,6 +42,7 @@
 #include "server/index/live_cluster.h"
 #include "server/index/snapshot_cluster.h"
 #include "server/kube/auth/kubeconfig.h"
+#include "server/kube/leader_election.h"
 #include "server/observability/http_server.h"
 #include "server/observability/metrics.h"
 #include "server/platform/workload_metrics.h"
@@ -153,6 +155,9 @@ class Daemon {
       Log(LogLevel::kInfo, "watching cluster", {{"cluster", cluster->name()}});
     }
     if (snapshot_) snapshot_->Feed(*index_);
+    if (absl::Status s = StartLeaderElection(); !s.ok()) {
+      return Fatal("leader election did not start", s);
+    }
     AddMetrics();
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
     // After the server, whose access control the metrics read.
@@ -163,6 +168,9 @@ class Daemon {
     stopping_ = true;
     readiness.join();
     signals.join();
+    // Given up at once, so that another replica leads without waiting out
+    // the lease.
+    if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     index_->Stop();
     if (http_) http_->Stop();
@@ -176,9 +184,58 @@ class Daemon {
     // Stopped as at a normal exit: the index's thread reads the clusters,
     // which as members go before it (a start that failed while a large
     // snapshot was being resolved crashed here).
+    if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     if (index_) index_->Stop();
     return 1;
+  }
+
+  // With --leader-elect: campaigns for the Lease in the first cluster.
+  // Writers (none yet) check elector_->IsLeader() before each write.
+  absl::Status StartLeaderElection() {
+    if (!config_.leader_elect) return absl::OkStatus();
+    if (live_.empty()) {
+      return absl::FailedPreconditionError(
+          "--leader-elect needs a cluster (a kubeconfig or --in-cluster), not --snapshot");
+    }
+    const kube::ApiClient& client = live_.front()->client();
+    std::string identity = config_.leader_election_identity;
+    if (identity.empty()) {
+      const char* pod = std::getenv("POD_NAME");
+      char host[256] = {};
+      if (pod == nullptr || *pod == '\0') ::gethostname(host, sizeof(host) - 1);
+      absl::BitGen random;
+      identity = absl::StrCat(pod != nullptr && *pod != '\0' ? pod : host, "-",
+                              absl::Hex(absl::Uniform<uint32_t>(random), absl::kZeroPad8));
+    }
+    kube::LeaderElectionConfig election{
+        .namespace_ = config_.leader_election_namespace.empty() ? client.connection().namespace_
+                                                                : config_.leader_election_namespace,
+        .name = config_.leader_election_lease,
+        .identity = identity,
+        .lease_duration = config_.leader_election_lease_duration,
+        .renew_deadline = config_.leader_election_renew_deadline,
+        .retry_period = config_.leader_election_retry_period,
+        .on_started_leading =
+            [identity] {
+              Log(LogLevel::kInfo, "started leading", {{"identity", identity}});
+            },
+        .on_stopped_leading =
+            [identity] {
+              Log(LogLevel::kInfo, "stopped leading", {{"identity", identity}});
+            },
+        .on_new_leader =
+            [](const std::string& holder) {
+              Log(LogLevel::kInfo, "leader", {{"holder", holder.empty() ? "none" : holder}});
+            }};
+    lease_ = absl::StrCat(election.namespace_, "/", election.name);
+    auto elector = kube::LeaderElector::Create(client, std::move(election));
+    if (!elector.ok()) return elector.status();
+    elector_ = *std::move(elector);
+    elector_->Start();
+    Log(LogLevel::kInfo, "campaigning for leadership",
+        {{"lease", lease_}, {"identity", elector_->identity()}});
+    return absl::OkStatus();
   }
 
   absl::Status LoadBase(definitions::Registry& registry) const {
@@ -537,6 +594,21 @@ class Daemon {
           return std::vector<observability::Sample>{
               {{}, caller_limits_ ? static_cast<double>(caller_limits_->refused()) : 0.0}};
         });
+    if (elector_) {
+      metrics_.AddGaugeCallback(
+          "workloadmap_leader",
+          "1 while this replica holds the leader Lease (--leader-elect) and may write, else 0.",
+          {"lease", "identity"}, [this] {
+            return std::vector<observability::Sample>{
+                {{lease_, elector_->identity()}, elector_->IsLeader() ? 1.0 : 0.0}};
+          });
+      metrics_.AddCounterCallback(
+          "workloadmap_leader_acquisitions_total", "Times this replica started leading.",
+          {"lease", "identity"}, [this] {
+            return std::vector<observability::Sample>{
+                {{lease_, elector_->identity()}, static_cast<double>(elector_->times_led())}};
+          });
+    }
     metrics_.AddGaugeCallback("workloadmap_ready", "1 once the initial sync is resolved.", {},
                               [this] {
                                 return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
@@ -655,6 +727,19 @@ class Daemon {
           }
           return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
         }));
+    // Who leads, as this replica sees it (--leader-elect).
+    http_->Handle(
+        "/debug/leader", Guarded([this](const observability::HttpServer::Request&) {
+          Json out = {{"enabled", elector_ != nullptr}};
+          if (elector_) {
+            out["lease"] = lease_;
+            out["identity"] = elector_->identity();
+            out["leading"] = elector_->IsLeader();
+            out["leader"] = elector_->leader();
+            out["acquisitions"] = elector_->times_led();
+          }
+          return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
+        }));
     if (config_.web) {
       // The API calls the service in-process, with each caller's own
       // credentials: access control, limits and audit are the service's.
@@ -719,6 +804,9 @@ class Daemon {
   std::unique_ptr<expressions::Engine> engine_;
   std::unique_ptr<index::WorkloadIndex> index_;
   std::vector<std::unique_ptr<index::LiveCluster>> live_;
+  // After live_, whose first client it uses: stopped before it goes.
+  std::unique_ptr<kube::LeaderElector> elector_;
+  std::string lease_;  // "namespace/name" of elector_'s Lease
   std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<access::TokenReviewer> tokens_;
   access::UnixPeerTable unix_peer_table_;
