@@ -36,12 +36,13 @@ ns="deploy-test-$$-$RANDOM"
 suffix="-$ns"
 sa="workloadmapd$suffix"
 daemon_pid=""
+leader_pid=""
 cleanup() {
   local status=$?
-  if [[ -n "$daemon_pid" ]]; then
-    kill "$daemon_pid" 2>/dev/null || true
-    wait "$daemon_pid" 2>/dev/null || true
-  fi
+  for pid in $daemon_pid $leader_pid; do
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if kubectl get namespace "$ns" >/dev/null 2>&1; then
     delete_demos "$ns" demo
     kubectl delete serviceaccount -n "$ns" -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null || true
@@ -84,9 +85,11 @@ kubectl label namespace "$ns" pod-security.kubernetes.io/warn=restricted >/dev/n
 for overlay in standalone sidecar; do
   kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
     fail "kubectl kustomize deploy/overlays/$overlay"
-  for component in "" patch-permission access-control; do
-    # access-control patches the standalone Deployment's container.
+  for component in "" patch-permission access-control leader-election; do
+    # access-control and leader-election patch the standalone Deployment's
+    # container.
     [[ "$overlay/$component" == sidecar/access-control ]] && continue
+    [[ "$overlay/$component" == sidecar/leader-election ]] && continue
     what="$overlay${component:++$component}"
     retarget "$what" "overlays/$overlay" "${component:+overlays/$component}" >"$work/$what.retargeted.yaml"
     if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
@@ -114,7 +117,7 @@ jq -e '
   ([$pod.containers[].volumeMounts[]? | select(.mountPath == "/run/workloadmap")] | length) == 1 and
   ([$pod.volumes[] | select(.emptyDir != null)] | length) == 1' \
   "$work/sidecar.json" >/dev/null || fail "sidecar: not a native sidecar sharing /run/workloadmap"
-echo "ok: overlays build and pass a server-side dry-run (standalone and sidecar, each with patch-permission; standalone with access-control)"
+echo "ok: overlays build and pass a server-side dry-run (standalone and sidecar, each with patch-permission; standalone with access-control and with leader-election)"
 # (The seed's pods are not restricted; no warnings for them.)
 kubectl label namespace "$ns" pod-security.kubernetes.io/warn- >/dev/null
 
@@ -274,6 +277,46 @@ kubectl get jobset demo -n "$ns" -o json --show-managed-fields |
   fail "managedFields do not name $manager"
 grep -q '"stage":"apply"\|stage=apply' "$work/daemon-access.log" || fail "no audit line for the apply"
 echo "ok: with access-control, callers are authenticated and a caller's mutation is applied as the caller ($manager)"
+
+# --- 4c. The leader-election component ----------------------------------------
+retarget leader overlays/standalone overlays/leader-election | to_json >"$work/leader.json"
+jq -e '
+  ([.[] | select(.kind == "Role" and (.metadata.name | startswith("workloadmapd-leader-election")))
+    | .rules] == [[{apiGroups: ["coordination.k8s.io"], resources: ["leases"],
+                    verbs: ["get", "create", "update"]}]]) and
+  (.[] | select(.kind == "Deployment") | .spec.replicas == 2 and
+    (.spec.template.spec.containers[0].args | index("--leader-elect") != null) and
+    (.spec.template.spec.containers[0].env[] | select(.name == "POD_NAME") |
+      .valueFrom.fieldRef.fieldPath == "metadata.name"))' "$work/leader.json" >/dev/null ||
+  fail "leader-election: not exactly the Lease rule, or the Deployment lacks 2 replicas, --leader-elect or POD_NAME"
+leader_metrics=$(free_port)
+POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
+  --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$leader_metrics" --leader-elect \
+  --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
+  --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
+  --leader-election-lease-duration=3s 2>"$work/daemon-leader.log" &
+leader_pid=$!
+wait_ready "$work/daemon-leader.log" "$leader_pid"
+leading() { curl -s "http://127.0.0.1:$leader_metrics/debug/leader" | jq -r '.leading'; }
+# With the base RBAC alone the Lease is refused: the replica serves, and
+# does not lead.
+sleep 1
+[[ "$(leading)" == false ]] || fail "led without the leader-election Role"
+jq '.[] | select((.kind == "Role" or .kind == "RoleBinding") and
+  (.metadata.name | startswith("workloadmapd-leader-election")))' "$work/leader.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+for _ in $(seq 100); do
+  [[ "$(leading)" == true ]] && break
+  sleep 0.1
+done
+[[ "$(leading)" == true ]] || { cat "$work/daemon-leader.log" >&2; fail "no lead with the leader-election Role"; }
+holder=$(kubectl get lease "workloadmapd$suffix" -n "$ns" -o jsonpath='{.spec.holderIdentity}')
+[[ "$holder" == deploy-test-* ]] || fail "the Lease's holder is '$holder', not the POD_NAME-based identity"
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+[[ -z "$(kubectl get lease "workloadmapd$suffix" -n "$ns" -o jsonpath='{.spec.holderIdentity}')" ]] ||
+  fail "the Lease was not given up on SIGTERM"
+echo "ok: with the leader-election Role the ServiceAccount's replica takes the Lease (refused without it) and gives it up on SIGTERM"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"
