@@ -24,6 +24,7 @@
 #include "absl/time/clock.h"
 #include "catalog/catalog.h"
 #include "grpc/health/v1/health.pb.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
@@ -429,6 +430,18 @@ class Daemon {
       builder.AddListeningPort(address, unix_socket ? grpc::InsecureServerCredentials() : tls,
                                &ports[i]);
     }
+    if (config_.web && !config_.metrics_address.empty()) {
+      // The HTTP API's way in: an abstract Unix socket of a random name, off
+      // the network, with no credentials of its own (calls carry the HTTP
+      // caller's token, and only that authenticates them). Not gRPC's
+      // in-process channel: with Debian's gRPC 1.51, streaming calls over it
+      // that are cancelled at shutdown double-free a completion queue
+      // (seen under ASan in web_test).
+      absl::BitGen random;
+      api_address_ = absl::StrCat("unix-abstract:workloadmapd-api-", getpid(), "-",
+                                  absl::Hex(absl::Uniform<uint64_t>(random), absl::kZeroPad16));
+      builder.AddListeningPort(api_address_, grpc::InsecureServerCredentials());
+    }
     builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
     builder.SetMaxSendMessageSize(config_.max_message_bytes);
     // Accept clients' keepalive pings (Go and Python clients often ping
@@ -741,12 +754,14 @@ class Daemon {
           return observability::HttpServer::Response{200, "application/json", out.dump(2) + "\n"};
         }));
     if (config_.web) {
-      // The API calls the service in-process, with each caller's own
-      // credentials: access control, limits and audit are the service's.
+      // The API calls the service over the daemon's own socket, with each
+      // caller's own credentials: access control, limits and audit are the
+      // service's.
       grpc::ChannelArguments arguments;
       arguments.SetMaxReceiveMessageSize(config_.max_message_bytes);
-      http_api_ = std::make_unique<web::HttpApi>(server_->InProcessChannel(arguments),
-                                                 web::HttpApi::Options());
+      http_api_ = std::make_unique<web::HttpApi>(
+          grpc::CreateCustomChannel(api_address_, grpc::InsecureChannelCredentials(), arguments),
+          web::HttpApi::Options());
       http_api_->Register(*http_);
       web::RegisterWebAssets(*http_, config_.web_assets_dir);
       if (!config_.web_assets_dir.empty()) {
@@ -827,6 +842,8 @@ class Daemon {
   observability::Counter* authenticated_[2] = {};
   observability::Counter* authorized_[2] = {};
   std::unique_ptr<platform::WorkloadMetrics> workload_metrics_;
+  // The listener the HTTP API calls the service through (StartServer).
+  std::string api_address_;
   // Before http_: its handlers call it until http_ has stopped.
   std::unique_ptr<web::HttpApi> http_api_;
   std::unique_ptr<observability::HttpServer> http_;

@@ -34,6 +34,24 @@ class EventStreamGuard {
   bool opened_ = false;  // set by the one handler thread that opens the stream
 };
 
+uint64_t ActiveEventStreams::Add(std::shared_ptr<grpc::ClientContext> context) {
+  std::lock_guard<std::mutex> lock(mu_);
+  contexts_[next_] = std::move(context);
+  return next_++;
+}
+
+void ActiveEventStreams::Remove(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  contexts_.erase(id);
+  ended_.notify_all();
+}
+
+void ActiveEventStreams::CancelAllAndWait(absl::Duration timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (auto& [id, context] : contexts_) context->TryCancel();
+  ended_.wait_for(lock, absl::ToChronoMilliseconds(timeout), [this] { return contexts_.empty(); });
+}
+
 std::string FormatEvent(const v1::WorkloadEvent& event) {
   return absl::StrCat("id: ", event.revision(),
                       "\nevent: ", v1::WorkloadEvent::Type_Name(event.type()),
@@ -46,10 +64,13 @@ EventStream::EventStream(std::shared_ptr<grpc::ClientContext> context)
 observability::HttpServer::Response EventStream::Start(v1::WorkloadMap::Stub& stub,
                                                        std::shared_ptr<grpc::ClientContext> context,
                                                        const v1::WatchWorkloadsRequest& request,
-                                                       absl::Duration first_event_wait) {
+                                                       absl::Duration first_event_wait,
+                                                       ActiveEventStreams& active) {
   std::shared_ptr<EventStream> call(new EventStream(std::move(context)));
   call->request_ = request;
   call->self_ = call;
+  call->active_ = &active;
+  call->active_id_ = active.Add(call->context_);
   stub.async()->WatchWorkloads(call->context_.get(), &call->request_, call.get());
   call->AddHold();
   call->StartRead(&call->event_);
@@ -161,6 +182,8 @@ void EventStream::OnDone(const grpc::Status& status) {
     if (!status.ok()) stream->Write(ErrorEvent(status));
     stream->Finish();
   }
+  // The last touch of the API: it may go once every call has ended.
+  active_->Remove(active_id_);
   // `self` goes here: the object lives on only while a response holds it.
 }
 

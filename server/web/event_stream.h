@@ -2,6 +2,8 @@
 #define WM_SERVER_WEB_EVENT_STREAM_H_
 
 #include <condition_variable>
+#include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,6 +17,28 @@
 namespace wm::web {
 
 class EventStreamGuard;
+
+// The event streams of one HttpApi whose calls have not ended: the API (its
+// channel and stub) must outlive each, so its destructor cancels them all
+// and waits for their ends. Thread-safe.
+class ActiveEventStreams {
+ public:
+  ActiveEventStreams() = default;
+  ActiveEventStreams(const ActiveEventStreams&) = delete;
+  ActiveEventStreams& operator=(const ActiveEventStreams&) = delete;
+
+  uint64_t Add(std::shared_ptr<grpc::ClientContext> context);
+  // The call's end (OnDone); after it the stream touches nothing of the API.
+  void Remove(uint64_t id);
+  // Cancels every call and waits (at most `timeout`) until all have ended.
+  void CancelAllAndWait(absl::Duration timeout);
+
+ private:
+  std::mutex mu_;
+  std::condition_variable ended_;
+  uint64_t next_ = 0;
+  std::map<uint64_t, std::shared_ptr<grpc::ClientContext>> contexts_;
+};
 
 // One WatchWorkloads call relayed to an HTTP client as server-sent events:
 //
@@ -39,9 +63,11 @@ class EventStream final : public grpc::ClientReadReactor<workloadmap::v1::Worklo
   // returns the HTTP answer: an error, or a streaming response. If the
   // response's stream is never opened (a HEAD, too many streams), the call
   // is cancelled.
+  // The call counts among `active` until it ends.
   static observability::HttpServer::Response Start(
       workloadmap::v1::WorkloadMap::Stub& stub, std::shared_ptr<grpc::ClientContext> context,
-      const workloadmap::v1::WatchWorkloadsRequest& request, absl::Duration first_event_wait);
+      const workloadmap::v1::WatchWorkloadsRequest& request, absl::Duration first_event_wait,
+      ActiveEventStreams& active);
 
   void OnReadDone(bool ok) override;
   void OnDone(const grpc::Status& status) override;
@@ -57,6 +83,8 @@ class EventStream final : public grpc::ClientReadReactor<workloadmap::v1::Worklo
   void ReleaseHold();
 
   const std::shared_ptr<grpc::ClientContext> context_;
+  ActiveEventStreams* active_ = nullptr;
+  uint64_t active_id_ = 0;
   workloadmap::v1::WatchWorkloadsRequest request_;
   workloadmap::v1::WorkloadEvent event_;
   // Itself, until OnDone.

@@ -57,6 +57,8 @@ Response Unary(v1::WorkloadMap::Stub& stub, Method method, const Request& reques
 HttpApi::HttpApi(std::shared_ptr<grpc::Channel> channel, Options options)
     : options_(options), channel_(std::move(channel)), stub_(v1::WorkloadMap::NewStub(channel_)) {}
 
+HttpApi::~HttpApi() { streams_.CancelAllAndWait(absl::Seconds(10)); }
+
 void HttpApi::Register(observability::HttpServer& server) {
   server.Handle("/api/v1/workloads", [this](const Request& r) { return ListWorkloads(r); });
   server.Handle("/api/v1/definitions", [this](const Request& r) { return ListDefinitions(r); });
@@ -156,7 +158,7 @@ Response HttpApi::Events(const Request& request) {
   if (!request.authorization.empty()) {
     context->AddMetadata("authorization", request.authorization);
   }
-  return EventStream::Start(*stub_, std::move(context), call, options_.first_event_wait);
+  return EventStream::Start(*stub_, std::move(context), call, options_.first_event_wait, streams_);
 }
 
 }  // namespace wm::web

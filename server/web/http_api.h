@@ -6,6 +6,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/channel.h"
 #include "server/observability/http_server.h"
+#include "server/web/event_stream.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::web {
@@ -41,6 +42,9 @@ class HttpApi {
   // `channel` must outlive every call, streams included (the daemon stops
   // the HTTP server before its gRPC server).
   HttpApi(std::shared_ptr<grpc::Channel> channel, Options options);
+  // Cancels the event streams' calls and waits for their ends (at most
+  // 10 s). REQUIRES: the HTTP server serving this API has stopped.
+  ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
 
@@ -59,6 +63,7 @@ class HttpApi {
   const Options options_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
+  ActiveEventStreams streams_;
 };
 
 }  // namespace wm::web

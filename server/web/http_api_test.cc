@@ -105,7 +105,7 @@ class HttpApiTest : public ::testing::Test {
     EXPECT_TRUE(harness_->started());
     absl::Status seeded = index::testing::PutSeed(cluster_, harness_->index());
     EXPECT_TRUE(seeded.ok()) << seeded;
-    api_ = std::make_unique<HttpApi>(harness_->InProcessChannel(), HttpApi::Options());
+    api_ = std::make_unique<HttpApi>(harness_->channel(), HttpApi::Options());
     api_->Register(http_);
     EXPECT_TRUE(http_.Start("127.0.0.1:0").ok());
   }
@@ -266,7 +266,8 @@ TEST_F(HttpApiTest, EventStreamSendsTheSnapshotThenChangesAndResumesFromLastEven
   ASSERT_NE(id_at, std::string::npos) << change;
   std::string id = change.substr(id_at + 4, change.find('\n', id_at) - id_at - 4);
 
-  TouchDemo("9002");  // while nobody watches
+  TouchDemo("9002");                // while nobody watches
+  harness_->index().WaitForIdle();  // resolved: part of the backlog, not a later event
   int resumed = OpenEvents("?namespace=default", id);
   std::string backlog = ReadUntil(resumed, "event: SYNCED\n");
   ::close(resumed);
