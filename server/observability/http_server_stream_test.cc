@@ -1,9 +1,5 @@
 // HttpServer's prefix routes and streaming responses (ResponseStream).
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,45 +14,28 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/observability/http_server.h"
+#include "server/observability/testing/loopback_client.h"
 
 namespace wm::observability {
 namespace {
 
+using testing::ConnectLoopback;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using testing::ReadUntil;
+using testing::SendAll;
 using ::testing::StartsWith;
 
-// A connected loopback socket with a receive timeout of `timeout_s`.
+std::string ReadToEnd(int fd) { return ReadUntil(fd); }
+
+// A connected loopback socket (5 s read timeout), asserted.
 int Connect(int port, int timeout_s = 5) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval timeout{timeout_s, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  int fd = ConnectLoopback(port, timeout_s);
+  EXPECT_GE(fd, 0) << "cannot connect to port " << port;
   return fd;
 }
 
-void SendAll(int fd, const std::string& bytes) {
-  ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL),
-            static_cast<ssize_t>(bytes.size()));
-}
-
-// Reads until `want` appears in what was read (or the timeout, or close).
-std::string ReadUntil(int fd, const std::string& want) {
-  std::string out;
-  char buffer[4096];
-  while (out.find(want) == std::string::npos) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    out.append(buffer, n);
-  }
-  return out;
-}
-
-std::string ReadToEnd(int fd) { return ReadUntil(fd, std::string(1, '\0') + "never"); }
+void SendRequest(int fd, const std::string& bytes) { ASSERT_TRUE(SendAll(fd, bytes)); }
 
 // A stream handler that hands its stream to the test.
 struct StreamCatcher {
@@ -120,7 +99,7 @@ TEST(HttpServerRoutesTest, HandlerSeesLastEventIdAndExtraHeadersAreSent) {
   });
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /resume HTTP/1.1\r\nLast-Event-ID:  42 \r\n\r\n");
+  SendRequest(fd, "GET /resume HTTP/1.1\r\nLast-Event-ID:  42 \r\n\r\n");
   std::string out = ReadToEnd(fd);
   ::close(fd);
   EXPECT_THAT(out, HasSubstr("\r\nCache-Control: no-store\r\n"));
@@ -133,7 +112,7 @@ TEST(HttpServerStreamTest, WritesReachTheClientAsTheyComeAndFinishEndsTheRespons
   server.Handle("/events", catcher.Handler());
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
   ASSERT_TRUE(catcher.Get()->Write("data: one\n\n"));
   std::string head = ReadUntil(fd, "data: one\n\n");
@@ -157,7 +136,7 @@ TEST(HttpServerStreamTest, ClientLeavingClosesTheStream) {
   server.Handle("/events", catcher.Handler());
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
   ReadUntil(fd, "\r\n\r\n");
   ::close(fd);
@@ -174,7 +153,7 @@ TEST(HttpServerStreamTest, ClientThatDoesNotReadIsCutWhenItsQueueIsFull) {
   server.Handle("/events", catcher.Handler());
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
   // The socket buffers take some megabytes; the queue the rest, up to its
   // bound. The producer must be told to stop, whatever the kernel holds.
@@ -195,7 +174,7 @@ TEST(HttpServerStreamTest, IdleStreamSendsItsKeepalive) {
   server.Handle("/events", catcher.Handler(": keepalive\n\n"));
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
   std::string out = ReadUntil(fd, ": keepalive\n\n: keepalive\n\n");
   EXPECT_THAT(out, HasSubstr(": keepalive\n\n: keepalive\n\n"));
   ::close(fd);
@@ -215,14 +194,14 @@ TEST(HttpServerStreamTest, StreamsPastTheLimitAre503AndHeadStartsNone) {
   });
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /first HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /first HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(first.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
   int second = Connect(server.port());
-  SendAll(second, "GET /other HTTP/1.1\r\n\r\n");
+  SendRequest(second, "GET /other HTTP/1.1\r\n\r\n");
   EXPECT_THAT(ReadToEnd(second), StartsWith("HTTP/1.1 503"));
   ::close(second);
   int head = Connect(server.port());
-  SendAll(head, "HEAD /other HTTP/1.1\r\n\r\n");
+  SendRequest(head, "HEAD /other HTTP/1.1\r\n\r\n");
   EXPECT_THAT(ReadToEnd(head), StartsWith("HTTP/1.1 200"));
   ::close(head);
   EXPECT_EQ(started.load(), 0);
@@ -232,7 +211,7 @@ TEST(HttpServerStreamTest, StreamsPastTheLimitAre503AndHeadStartsNone) {
   absl::Time give_up = absl::Now() + absl::Seconds(5);
   while (started.load() == 0 && absl::Now() < give_up) {
     int again = Connect(server.port());
-    SendAll(again, "GET /other HTTP/1.1\r\n\r\n");
+    SendRequest(again, "GET /other HTTP/1.1\r\n\r\n");
     ReadUntil(again, "\r\n\r\n");
     ::close(again);
   }
@@ -262,7 +241,7 @@ TEST(HttpServerStreamTest, ProducerOnTheHandlerThreadWaitsForTheClient) {
   });
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /big HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /big HTTP/1.1\r\n\r\n");
   std::string out = ReadToEnd(fd);
   ::close(fd);
   size_t end = out.find("\r\n\r\n");
@@ -290,7 +269,7 @@ TEST(HttpServerStreamTest, WriteWaitGivesUpOnAClientThatDoesNotRead) {
   });
   ASSERT_TRUE(server.Start("127.0.0.1:0").ok());
   int fd = Connect(server.port());
-  SendAll(fd, "GET /big HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /big HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(absl::Seconds(30)));
   EXPECT_TRUE(refused);
   ::close(fd);
@@ -302,7 +281,7 @@ TEST(HttpServerStreamTest, StopClosesOpenStreams) {
   server->Handle("/events", catcher.Handler());
   ASSERT_TRUE(server->Start("127.0.0.1:0").ok());
   int fd = Connect(server->port());
-  SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+  SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
   ASSERT_TRUE(catcher.opened.WaitForNotificationWithTimeout(absl::Seconds(5)));
   server->Stop();
   EXPECT_TRUE(catcher.closed.HasBeenNotified());
@@ -345,7 +324,7 @@ TEST(HttpServerStreamStressTest, ProducersWriteWhileClientsLeaveAndTheServerStop
   }
   for (int i = 0; i < 40; ++i) {
     int fd = Connect(server.port(), 1);
-    SendAll(fd, "GET /events HTTP/1.1\r\n\r\n");
+    SendRequest(fd, "GET /events HTTP/1.1\r\n\r\n");
     ReadUntil(fd, "tick");
     ::close(fd);
   }

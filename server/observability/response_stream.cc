@@ -9,28 +9,23 @@ ResponseStream::ResponseStream(size_t max_queued_bytes, std::function<void()> wa
 
 bool ResponseStream::Write(absl::string_view bytes) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (closed_ || finished_ || overflowed_) return false;
-  if (queued_.size() + bytes.size() > max_queued_bytes_) {
-    // The server resets the connection when it next looks.
-    overflowed_ = true;
-    queued_.clear();
-    wake_();
-    return false;
-  }
-  bool was_empty = queued_.empty();
-  queued_.append(bytes.data(), bytes.size());
-  if (was_empty) wake_();
-  return true;
+  return QueueLocked(bytes);
 }
 
 bool ResponseStream::WriteWait(absl::string_view bytes, absl::Duration timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  bool room = room_.wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] {
+  // Past the timeout without room, QueueLocked cuts the client as Write would.
+  room_.wait_for(lock, absl::ToChronoMilliseconds(timeout), [&] {
     return closed_ || finished_ || overflowed_ ||
            queued_.size() + bytes.size() <= max_queued_bytes_;
   });
+  return QueueLocked(bytes);
+}
+
+bool ResponseStream::QueueLocked(absl::string_view bytes) {
   if (closed_ || finished_ || overflowed_) return false;
-  if (!room) {  // the client stopped reading: cut it as Write would
+  if (queued_.size() + bytes.size() > max_queued_bytes_) {
+    // The server resets the connection when it next looks.
     overflowed_ = true;
     queued_.clear();
     wake_();

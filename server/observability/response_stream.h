@@ -61,6 +61,10 @@ class ResponseStream {
   void Close();
 
  private:
+  // Queues `bytes`, or overflows (closing the stream) when they do not fit.
+  // REQUIRES: mu_ held.
+  bool QueueLocked(absl::string_view bytes);
+
   const size_t max_queued_bytes_;
   const std::function<void()> wake_;
   mutable std::mutex mu_;

@@ -3,10 +3,6 @@
 // control decided by a scripted apiserver.
 #include "server/web/http_api.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <memory>
@@ -24,6 +20,7 @@
 #include "server/common/json.h"
 #include "server/expressions/native_engine.h"
 #include "server/index/testing/fake_cluster.h"
+#include "server/observability/testing/loopback_client.h"
 #include "server/rpc/testing/service_harness.h"
 
 namespace wm::web {
@@ -32,6 +29,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 using ::wm::index::testing::FakeCluster;
+using ::wm::observability::testing::ReadUntil;
 
 expressions::Engine& Engine() {
   static expressions::Engine* engine = expressions::NewNativeEngine().value().release();
@@ -54,30 +52,6 @@ Json Decide(const std::string& path, const Json& review, int*) {
   if (token == "admin-token") return {{"authenticated", true}, {"user", {{"username", "admin"}}}};
   if (token == "intern-token") return {{"authenticated", true}, {"user", {{"username", "intern"}}}};
   return {{"authenticated", false}, {"error", "invalid bearer token"}};
-}
-
-int Connect(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval timeout{10, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  return fd;
-}
-
-// Reads until `want` is in what was read, the server closes, or 10 s pass.
-std::string ReadUntil(int fd, const std::string& want) {
-  std::string out;
-  char buffer[4096];
-  while (want.empty() || out.find(want) == std::string::npos) {
-    ssize_t n = ::recv(fd, buffer, sizeof(buffer), 0);
-    if (n <= 0) break;
-    out.append(buffer, n);
-  }
-  return out;
 }
 
 struct Answer {
@@ -113,12 +87,12 @@ class HttpApiTest : public ::testing::Test {
 
   // Sends GET `target` with `token` (none when empty) and reads the answer.
   Answer Get(const std::string& target, const std::string& token = "admin-token") {
-    int fd = Connect(http_.port());
+    int fd = observability::testing::ConnectLoopback(http_.port());
     std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\n");
     if (!token.empty()) absl::StrAppend(&request, "Authorization: Bearer ", token, "\r\n");
     request += "\r\n";
-    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-    std::string raw = ReadUntil(fd, "");
+    EXPECT_TRUE(observability::testing::SendAll(fd, request));
+    std::string raw = ReadUntil(fd);
     ::close(fd);
     Answer answer;
     size_t end = raw.find("\r\n\r\n");
@@ -131,12 +105,12 @@ class HttpApiTest : public ::testing::Test {
 
   // Opens the event stream; the caller reads and closes the descriptor.
   int OpenEvents(const std::string& query, const std::string& last_event_id = "") {
-    int fd = Connect(http_.port());
+    int fd = observability::testing::ConnectLoopback(http_.port());
     std::string request = absl::StrCat("GET /api/v1/events", query,
                                        " HTTP/1.1\r\nAuthorization: Bearer admin-token\r\n");
     if (!last_event_id.empty()) absl::StrAppend(&request, "Last-Event-ID: ", last_event_id, "\r\n");
     request += "\r\n";
-    ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    EXPECT_TRUE(observability::testing::SendAll(fd, request));
     return fd;
   }
 
