@@ -474,6 +474,12 @@ constexpr Option kOptions[] = {
      "Between tries to take or renew the Lease.",
      &SetDuration<&Config::leader_election_retry_period, false>, nullptr,
      &ShowDuration<&Config::leader_election_retry_period>},
+    {"no-karta-operator", "WM_NO_KARTA_OPERATOR", "karta-operator.disabled", "Leader election", "",
+     Kind::kBool, false,
+     "Do not act as the Karta operator on the leader (the labels run.ai/karta-group, -version "
+     "and -kind, the conditions Validated, CRDExists and Ready, and a Warning event per "
+     "finding on each Karta object). Without --leader-elect the daemon writes nothing.",
+     &SetBool<&Config::karta_operator, true>, nullptr, &ShowBool<&Config::karta_operator, true>},
     {"authentication-cache-ttl", "WM_AUTHENTICATION_CACHE_TTL", "authentication.cache-ttl",
      "Access", "DURATION", Kind::kValue, false,
      "How long an accepted token is trusted before the apiserver is asked again.",

@@ -57,6 +57,9 @@ struct Config {
   absl::Duration leader_election_lease_duration = absl::Seconds(15);
   absl::Duration leader_election_renew_deadline = absl::Seconds(10);
   absl::Duration leader_election_retry_period = absl::Seconds(2);
+  // --no-karta-operator: the leader keeps Kartas' labels, conditions and
+  // events unless this is false.
+  bool karta_operator = true;
   // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
   // reads KUBECONFIG itself (so this parser does not).
   std::string kubeconfig;

@@ -36,6 +36,7 @@
 #include "server/access/unix_peers.h"
 #include "server/common/cpus.h"
 #include "server/common/file.h"
+#include "server/controllers/karta_controller.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -149,6 +150,7 @@ class Daemon {
     index_ = std::make_unique<index::WorkloadIndex>(*engine_, index_options);
     if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
     index_->Start();
+    AddControllers();
     for (auto& cluster : live_) {
       if (absl::Status s = cluster->Start(*index_); !s.ok()) {
         return Fatal(absl::StrCat("cluster ", cluster->name(), " did not start"), s);
@@ -159,6 +161,8 @@ class Daemon {
     if (absl::Status s = StartLeaderElection(); !s.ok()) {
       return Fatal("leader election did not start", s);
     }
+    // After the elector, which they ask before each write.
+    for (auto& controller : karta_controllers_) controller->Start();
     AddMetrics();
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
     // After the server, whose access control the metrics read.
@@ -171,6 +175,9 @@ class Daemon {
     signals.join();
     // Given up at once, so that another replica leads without waiting out
     // the lease.
+    // Writers stop before the Lease is given up: none writes beside the
+    // next leader.
+    for (auto& controller : karta_controllers_) controller->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     index_->Stop();
@@ -185,14 +192,61 @@ class Daemon {
     // Stopped as at a normal exit: the index's thread reads the clusters,
     // which as members go before it (a start that failed while a large
     // snapshot was being resolved crashed here).
+    for (auto& controller : karta_controllers_) controller->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     if (index_) index_->Stop();
     return 1;
   }
 
+  // This replica's name in the Lease and in what it writes:
+  // --leader-election-identity, else $POD_NAME (else the host name) and a
+  // random suffix. Computed once, on the main thread.
+  const std::string& Identity() {
+    if (!identity_.empty()) return identity_;
+    identity_ = config_.leader_election_identity;
+    if (identity_.empty()) {
+      const char* pod = std::getenv("POD_NAME");
+      char host[256] = {};
+      if (pod == nullptr || *pod == '\0') ::gethostname(host, sizeof(host) - 1);
+      absl::BitGen random;
+      identity_ = absl::StrCat(pod != nullptr && *pod != '\0' ? pod : host, "-",
+                               absl::Hex(absl::Uniform<uint32_t>(random), absl::kZeroPad8));
+    }
+    return identity_;
+  }
+
+  // The writers of each live cluster (with --leader-elect: a daemon that
+  // may not be alone writes only while it leads). Wired to their cluster's
+  // cache here, before it starts; started once the elector exists.
+  void AddControllers() {
+    if (!config_.leader_elect || config_.snapshot.size() > 0) return;
+    if (config_.karta_operator && !config_.cluster_definitions) {
+      Log(LogLevel::kWarn,
+          "the Karta operator is off: --no-cluster-definitions stops watching Kartas");
+    }
+    if (!config_.karta_operator || !config_.cluster_definitions) return;
+    for (auto& cluster : live_) {
+      controllers::KartaController::Options options;
+      options.instance = Identity();
+      options.on_error = [name = cluster->name()](const std::string& karta,
+                                                  const absl::Status& status) {
+        Log(LogLevel::kWarn, "karta operator",
+            {{"cluster", name}, {"karta", karta}, {"error", std::string(status.message())}});
+      };
+      auto controller = std::make_unique<controllers::KartaController>(
+          cluster->client(), cluster->cache(), *engine_,
+          [this] { return elector_ != nullptr && elector_->IsLeader(); }, std::move(options));
+      controllers::KartaController* c = controller.get();
+      cluster->AddObserver(
+          [c](const Gvk& gvk, const kube::Change& change) { c->OnChange(gvk, change); },
+          [c] { c->ResyncAll(); });
+      karta_controllers_.push_back(std::move(controller));
+    }
+  }
+
   // With --leader-elect: campaigns for the Lease in the first cluster.
-  // Writers (none yet) check elector_->IsLeader() before each write.
+  // Writers check elector_->IsLeader() before each write.
   absl::Status StartLeaderElection() {
     if (!config_.leader_elect) return absl::OkStatus();
     if (live_.empty()) {
@@ -200,15 +254,7 @@ class Daemon {
           "--leader-elect needs a cluster (a kubeconfig or --in-cluster), not --snapshot");
     }
     const kube::ApiClient& client = live_.front()->client();
-    std::string identity = config_.leader_election_identity;
-    if (identity.empty()) {
-      const char* pod = std::getenv("POD_NAME");
-      char host[256] = {};
-      if (pod == nullptr || *pod == '\0') ::gethostname(host, sizeof(host) - 1);
-      absl::BitGen random;
-      identity = absl::StrCat(pod != nullptr && *pod != '\0' ? pod : host, "-",
-                              absl::Hex(absl::Uniform<uint32_t>(random), absl::kZeroPad8));
-    }
+    const std::string& identity = Identity();
     kube::LeaderElectionConfig election{
         .namespace_ = config_.leader_election_namespace.empty() ? client.connection().namespace_
                                                                 : config_.leader_election_namespace,
@@ -218,8 +264,10 @@ class Daemon {
         .renew_deadline = config_.leader_election_renew_deadline,
         .retry_period = config_.leader_election_retry_period,
         .on_started_leading =
-            [identity] {
+            [this, identity] {
               Log(LogLevel::kInfo, "started leading", {{"identity", identity}});
+              // What the previous leader left is looked at again.
+              for (auto& controller : karta_controllers_) controller->ResyncAll();
             },
         .on_stopped_leading =
             [identity] {
@@ -622,6 +670,33 @@ class Daemon {
                 {{lease_, elector_->identity()}, static_cast<double>(elector_->times_led())}};
           });
     }
+    if (!karta_controllers_.empty()) {
+      metrics_.AddCounterCallback(
+          "workloadmap_karta_operator_writes_total",
+          "Writes of the Karta operator (on the leader): write=labels, status or event.",
+          {"cluster", "write"}, [this] {
+            std::vector<observability::Sample> samples;
+            for (size_t i = 0; i < karta_controllers_.size(); ++i) {
+              auto counts = karta_controllers_[i]->counts();
+              const std::string& cluster = live_[i]->name();
+              samples.push_back({{cluster, "labels"}, static_cast<double>(counts.label_writes)});
+              samples.push_back({{cluster, "status"}, static_cast<double>(counts.status_writes)});
+              samples.push_back({{cluster, "event"}, static_cast<double>(counts.events)});
+            }
+            return samples;
+          });
+      metrics_.AddCounterCallback(
+          "workloadmap_karta_operator_failures_total",
+          "Karta reconciles that failed (retried with backoff; the log says why).", {"cluster"},
+          [this] {
+            std::vector<observability::Sample> samples;
+            for (size_t i = 0; i < karta_controllers_.size(); ++i) {
+              samples.push_back({{live_[i]->name()},
+                                 static_cast<double>(karta_controllers_[i]->counts().failures)});
+            }
+            return samples;
+          });
+    }
     metrics_.AddGaugeCallback("workloadmap_ready", "1 once the initial sync is resolved.", {},
                               [this] {
                                 return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
@@ -820,7 +895,9 @@ class Daemon {
   std::unique_ptr<index::WorkloadIndex> index_;
   std::vector<std::unique_ptr<index::LiveCluster>> live_;
   // After live_, whose first client it uses: stopped before it goes.
+  std::string identity_;  // Identity()
   std::unique_ptr<kube::LeaderElector> elector_;
+  std::vector<std::unique_ptr<controllers::KartaController>> karta_controllers_;
   std::string lease_;  // "namespace/name" of elector_'s Lease
   std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<access::TokenReviewer> tokens_;

@@ -39,6 +39,12 @@ absl::Status LiveCluster::Start(WorkloadIndex& index) {
   return cache_.Start(std::move(kinds));
 }
 
+void LiveCluster::AddObserver(kube::ClusterCache::Handler on_change,
+                              std::function<void()> on_discovery) {
+  cache_.AddHandler(std::move(on_change));
+  cache_.AddDiscoveryHandler(std::move(on_discovery));
+}
+
 void LiveCluster::Stop() { cache_.Stop(); }
 
 std::shared_ptr<const definitions::Registry> LiveCluster::definitions() const {

@@ -28,6 +28,12 @@ class LiveCluster final : public Cluster {
               sources::DefinitionSet::BaseLoader base, Options options);
   ~LiveCluster() override;
 
+  // Tells `on_change` of every change of the watched kinds (Karta objects
+  // included) and `on_discovery` after each discovery of what the apiserver
+  // serves, on the cache's threads: for the controllers that write back.
+  // REQUIRES: before Start().
+  void AddObserver(kube::ClusterCache::Handler on_change, std::function<void()> on_discovery);
+
   // Loads the definitions, wires the cache to `index` and starts watching.
   // Fails when the base definitions do not load or discovery fails.
   absl::Status Start(WorkloadIndex& index);

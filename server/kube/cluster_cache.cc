@@ -4,7 +4,6 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 
 namespace wm::kube {
 
@@ -31,6 +30,10 @@ ClusterCache::ClusterCache(const ApiClient& client, Options options)
 ClusterCache::~ClusterCache() { Stop(); }
 
 void ClusterCache::AddHandler(Handler handler) { handlers_.push_back(std::move(handler)); }
+
+void ClusterCache::AddDiscoveryHandler(std::function<void()> handler) {
+  discovery_handlers_.push_back(std::move(handler));
+}
 
 absl::Status ClusterCache::Start(std::vector<Gvk> kinds) {
   {
@@ -105,23 +108,21 @@ void ClusterCache::Reconcile() {
   std::unique_lock reconcile_lock(reconcile_mu_);
   absl::StatusOr<Discovery> discovery = Discovery::Fetch(client_);
   if (!discovery.ok()) return;  // keep what runs; the next reconcile retries
+  auto discovered = std::make_shared<const Discovery>(*std::move(discovery));
   std::vector<std::shared_ptr<Informer>> stopped;
   {
     std::unique_lock lock(mu_);
+    discovery_ = discovered;
     for (const Gvk& gvk : wanted_) {
-      const ApiResource* resource = discovery->Find(gvk.group, gvk.version, gvk.kind);
-      bool usable =
-          resource != nullptr && resource->Supports("list") && resource->Supports("watch");
-      if (usable) {
+      std::string problem = discovered->WhyNotWatchable(gvk.group, gvk.version, gvk.kind);
+      if (problem.empty()) {
         not_served_.erase(gvk);
-        if (!informers_.contains(gvk)) StartInformer(gvk, *resource);
+        if (!informers_.contains(gvk)) {
+          StartInformer(gvk, *discovered->Find(gvk.group, gvk.version, gvk.kind));
+        }
         continue;
       }
-      std::vector<std::string> versions = discovery->ServedVersions(gvk.group, gvk.kind);
-      not_served_[gvk] = resource != nullptr ? "the resource does not support list and watch"
-                         : versions.empty()  ? "not served by the apiserver (is its CRD installed?)"
-                                             : absl::StrCat("version not served; served versions: ",
-                                                            absl::StrJoin(versions, ", "));
+      not_served_[gvk] = std::move(problem);
       if (auto it = informers_.find(gvk); it != informers_.end()) {
         stopped.push_back(std::move(it->second.informer));
         informers_.erase(it);
@@ -150,6 +151,7 @@ void ClusterCache::Reconcile() {
       for (const Handler& handler : handlers_) handler(gvk, change);
     }
   }
+  for (const auto& handler : discovery_handlers_) handler();
 }
 
 void ClusterCache::StartInformer(const Gvk& gvk, const ApiResource& resource) {
@@ -207,6 +209,16 @@ std::optional<ApiResource> ClusterCache::ResourceFor(const Gvk& gvk) const {
   auto it = informers_.find(gvk);
   if (it == informers_.end()) return std::nullopt;
   return it->second.resource;
+}
+
+std::string ClusterCache::WhyNotWatchable(const Gvk& gvk) const {
+  std::shared_ptr<const Discovery> discovery;
+  {
+    std::unique_lock lock(mu_);
+    discovery = discovery_;
+  }
+  if (discovery == nullptr) return "not yet discovered";
+  return discovery->WhyNotWatchable(gvk.group, gvk.version, gvk.kind);
 }
 
 std::vector<std::pair<Gvk, std::shared_ptr<const Store>>> ClusterCache::Stores() const {

@@ -54,6 +54,10 @@ class ClusterCache : public ClusterView {
 
   // Handlers must be added before Start().
   void AddHandler(Handler handler);
+  // Told after each discovery (at start, on CRD changes, at least every
+  // rediscovery_interval), on the cache's manager thread: for what depends
+  // on which kinds the apiserver serves. REQUIRES: before Start().
+  void AddDiscoveryHandler(std::function<void()> handler);
   // Runs discovery and starts the informers of `kinds` (pods are always
   // wanted) plus the CRD informer. Fails only when discovery fails.
   absl::Status Start(std::vector<Gvk> kinds);
@@ -71,6 +75,10 @@ class ClusterCache : public ClusterView {
   std::vector<KindStatus> Status() const;
   // The served resource of a watched kind (for writes), if any.
   std::optional<ApiResource> ResourceFor(const Gvk& gvk) const;
+  // Why the apiserver cannot list and watch `gvk` ("" when it can), as of
+  // the last discovery, for any kind (watched or not); "not yet discovered"
+  // before the first.
+  std::string WhyNotWatchable(const Gvk& gvk) const;
 
   // Blocks until every informer has delivered its queued changes (tests).
   void WaitForIdle() const;
@@ -90,6 +98,7 @@ class ClusterCache : public ClusterView {
   const ApiClient& client_;
   const Options options_;
   std::vector<Handler> handlers_;
+  std::vector<std::function<void()>> discovery_handlers_;
   std::unique_ptr<Informer> crds_;
   std::thread manager_;
 
@@ -101,6 +110,7 @@ class ClusterCache : public ClusterView {
   // Bumped (under mu_) whenever informers_ gains or loses a kind.
   std::atomic<uint64_t> kinds_generation_ = 0;
   std::map<Gvk, std::string> not_served_;
+  std::shared_ptr<const Discovery> discovery_;  // the last one that succeeded
   bool dirty_ = false;
   bool stopping_ = false;
 };

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace wm::kube {
 namespace {
@@ -162,6 +163,20 @@ std::vector<std::string> Discovery::ServedVersions(const std::string& group,
     if (r.group == group && r.kind == kind) versions.push_back(r.version);
   }
   return versions;
+}
+
+std::string Discovery::WhyNotWatchable(const std::string& group, const std::string& version,
+                                       const std::string& kind) const {
+  const ApiResource* resource = Find(group, version, kind);
+  if (resource != nullptr) {
+    return resource->Supports("list") && resource->Supports("watch")
+               ? ""
+               : "the resource does not support list and watch";
+  }
+  std::vector<std::string> versions = ServedVersions(group, kind);
+  return versions.empty()
+             ? "not served by the apiserver (is its CRD installed?)"
+             : absl::StrCat("version not served; served versions: ", absl::StrJoin(versions, ", "));
 }
 
 }  // namespace wm::kube

@@ -28,6 +28,11 @@ class Discovery {
   // The versions served for a group and kind, preferred first (to explain a
   // definition whose version is not served).
   std::vector<std::string> ServedVersions(const std::string& group, const std::string& kind) const;
+  // Why group/version/kind cannot be listed and watched ("" when it can):
+  // not served at all (its CRD is not installed), served at other versions
+  // (named), or served without list and watch.
+  std::string WhyNotWatchable(const std::string& group, const std::string& version,
+                              const std::string& kind) const;
 
   const std::vector<ApiResource>& resources() const { return resources_; }
   bool aggregated() const { return aggregated_; }

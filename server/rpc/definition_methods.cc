@@ -3,7 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/common/yaml_json.h"
-#include "server/definitions/parse.h"
+#include "server/definitions/check.h"
 #include "server/rpc/internal/targets.h"
 #include "server/rpc/service.h"
 #include "server/sources/definition_set.h"
@@ -100,16 +100,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeValidateDefinition(
       }
       if (docs->empty()) add({Finding::Severity::kError, "", "no document"});
       for (size_t i = 0; i < docs->size(); ++i) {
-        auto parsed = definitions::ParseDefinition((*docs)[i], definitions::Origin::kFile,
-                                                   absl::StrCat("document ", i + 1));
-        std::vector<Finding> findings = parsed.findings;
-        if (parsed.definition) {
-          response->add_names(parsed.definition->name);
-          std::vector<Finding> compile_findings;
-          (void)definitions::CompileDefinition(*parsed.definition, engine_, &compile_findings);
-          findings.insert(findings.end(), compile_findings.begin(), compile_findings.end());
-        }
-        for (Finding& f : findings) {
+        definitions::CheckedDefinition checked = definitions::CheckDefinition(
+            (*docs)[i], definitions::Origin::kFile, absl::StrCat("document ", i + 1), engine_);
+        if (checked.readable) response->add_names(checked.name);
+        for (Finding& f : checked.findings) {
           if (docs->size() > 1) f.path = absl::StrCat("[", i, "].", f.path);
           add(f);
         }
