@@ -878,6 +878,90 @@ TEST(DaemonTest, ReplicasElectOneLeaderAndHandOverWhenItDies) {
   EXPECT_EQ(c->Stop(), 0);
 }
 
+// A Karta the checks refuse (its pod template path reads input), for a kind
+// no test serves.
+Json InvalidKarta(const std::string& name) {
+  return {
+      {"apiVersion", "run.ai/v1alpha1"},
+      {"kind", "Karta"},
+      {"metadata", {{"name", name}}},
+      {"spec",
+       {{"structureDefinition",
+         {{"rootComponent",
+           {{"name", "root"},
+            {"kind", {{"group", "handover.test.run.ai"}, {"version", "v1"}, {"kind", "Widget"}}},
+            {"statusDefinition",
+             {{"statusMappings",
+               {{"running", {{{"byConditions", {{{"type", "Running"}, {"status", "True"}}}}}}}}}}},
+            {"specDefinition", {{"podTemplateSpecPath", ".spec.template | input"}}}}}}}}}};
+}
+
+// The Karta operator's writes across a leader's death: each finding gets
+// one event from whichever replica leads when it appears (none lost while
+// no one leads, none repeated by the new leader), and a Karta that already
+// says the truth is not written again.
+TEST(DaemonTest, TheKartaOperatorWritesEachFindingOnceAcrossAHandOver) {
+  Testbed& tb = Testbed::Get();
+  const std::string ns = tb.NewNamespace("karta-handover");
+  const std::string before = ns + "-before", after = ns + "-after";
+  const std::string kartas = "/apis/run.ai/v1alpha1/kartas";
+  auto replica = [&](const std::string& name) {
+    return std::make_unique<DaemonProcess>(std::vector<std::string>{
+        "--kubeconfig", tb.kubeconfig(), "--leader-elect", "--leader-election-namespace", ns,
+        "--leader-election-identity", name, "--leader-election-lease-duration=4s",
+        "--leader-election-renew-deadline=3s", "--leader-election-retry-period=500ms"});
+  };
+  auto validated = [&](const std::string& name) {
+    absl::StatusOr<Json> karta = tb.Call("GET", kartas + "/" + name);
+    if (!karta.ok()) return std::string();
+    for (const Json& c :
+         karta->value("status", Json::object()).value("conditions", Json::array())) {
+      if (c.value("type", "") == "Validated") return c.value("status", "");
+    }
+    return std::string();
+  };
+  auto events = [&](const std::string& name) {
+    absl::StatusOr<Json> list = tb.Call(
+        "GET", "/api/v1/namespaces/default/events?fieldSelector=" +
+                   kube::QueryEscape("involvedObject.kind=Karta,involvedObject.name=" + name));
+    return list.ok() ? (*list)["items"].size() : size_t{0};
+  };
+  auto a = replica("karta-a");
+  auto b = replica("karta-b");
+  ASSERT_TRUE(a->Start().ok()) << a->Log();
+  ASSERT_TRUE(b->Start().ok()) << b->Log();
+  auto leading = [](DaemonProcess& d) { return LeaderOf(d).value("leading", false); };
+  ASSERT_TRUE(Eventually([&] { return leading(*a) != leading(*b); }, absl::Seconds(15)));
+  DaemonProcess& first = leading(*a) ? *a : *b;
+  DaemonProcess& second = leading(*a) ? *b : *a;
+
+  ASSERT_TRUE(tb.Call("POST", kartas, InvalidKarta(before)).ok());
+  ASSERT_TRUE(Eventually([&] { return validated(before) == "False" && events(before) == 1; },
+                         absl::Seconds(15)))
+      << first.Log();
+  const std::string version =
+      (*tb.Call("GET", kartas + "/" + before))["metadata"]["resourceVersion"];
+
+  // The leader dies; a Karta appears while no one leads.
+  ASSERT_EQ(::kill(first.pid(), SIGKILL), 0);
+  ASSERT_TRUE(tb.Call("POST", kartas, InvalidKarta(after)).ok());
+  ASSERT_TRUE(Eventually([&] { return leading(second); }, absl::Seconds(10)));
+  ASSERT_TRUE(Eventually([&] { return validated(after) == "False" && events(after) == 1; },
+                         absl::Seconds(15)))
+      << second.Log();
+  // The new leader looked at every Karta when it started leading: give it
+  // time to (wrongly) write again, then count.
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_EQ(events(before), 1u);
+  EXPECT_EQ(events(after), 1u);
+  EXPECT_EQ((*tb.Call("GET", kartas + "/" + before))["metadata"]["resourceVersion"], version);
+  EXPECT_THAT(HttpGet(second.metrics_port(), "/metrics"),
+              HasSubstr("workloadmap_karta_operator_writes_total{cluster="));
+  EXPECT_EQ(second.Stop(), 0);
+  ASSERT_TRUE(tb.Call("DELETE", kartas + "/" + before).ok());
+  ASSERT_TRUE(tb.Call("DELETE", kartas + "/" + after).ok());
+}
+
 TEST(DaemonTest, RestartsCleanlyAndOldRevisionsAreRefused) {
   std::string ns = NewDemo("restart");
   DaemonProcess daemon({"--kubeconfig", Testbed::Get().kubeconfig()});

@@ -48,8 +48,8 @@ cleanup() {
     kubectl delete serviceaccount -n "$ns" -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null || true
     delete_namespace "$ns"
   fi
-  kubectl delete clusterrolebinding,clusterrole -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null ||
-    true
+  kubectl delete clusterrolebinding,clusterrole,karta -l "wm-deploy-test=$ns" --ignore-not-found \
+    >/dev/null || true
   rm -rf "$work"
   exit "$status"
 }
@@ -85,7 +85,7 @@ kubectl label namespace "$ns" pod-security.kubernetes.io/warn=restricted >/dev/n
 for overlay in standalone sidecar; do
   kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
     fail "kubectl kustomize deploy/overlays/$overlay"
-  for component in "" patch-permission access-control leader-election; do
+  for component in "" patch-permission access-control leader-election karta-operator; do
     # access-control and leader-election patch the standalone Deployment's
     # container.
     [[ "$overlay/$component" == sidecar/access-control ]] && continue
@@ -117,7 +117,7 @@ jq -e '
   ([$pod.containers[].volumeMounts[]? | select(.mountPath == "/run/workloadmap")] | length) == 1 and
   ([$pod.volumes[] | select(.emptyDir != null)] | length) == 1' \
   "$work/sidecar.json" >/dev/null || fail "sidecar: not a native sidecar sharing /run/workloadmap"
-echo "ok: overlays build and pass a server-side dry-run (standalone and sidecar, each with patch-permission; standalone with access-control and with leader-election)"
+echo "ok: overlays build and pass a server-side dry-run (standalone and sidecar, each with patch-permission and karta-operator; standalone with access-control and with leader-election)"
 # (The seed's pods are not restricted; no warnings for them.)
 kubectl label namespace "$ns" pod-security.kubernetes.io/warn- >/dev/null
 
@@ -317,6 +317,88 @@ wait "$leader_pid" 2>/dev/null || true
 [[ -z "$(kubectl get lease "workloadmapd$suffix" -n "$ns" -o jsonpath='{.spec.holderIdentity}')" ]] ||
   fail "the Lease was not given up on SIGTERM"
 echo "ok: with the leader-election Role the ServiceAccount's replica takes the Lease (refused without it) and gives it up on SIGTERM"
+
+# --- 4d. The karta-operator component -----------------------------------------
+retarget karta overlays/standalone overlays/karta-operator | to_json >"$work/karta.json"
+jq -e '
+  [.[] | select(.kind == "ClusterRole" and (.metadata.name | startswith("workloadmapd-karta-operator")))
+    | .rules] == [[{apiGroups: ["run.ai"], resources: ["kartas"], verbs: ["patch"]},
+                   {apiGroups: ["run.ai"], resources: ["kartas/status"], verbs: ["patch"]},
+                   {apiGroups: [""], resources: ["events"], verbs: ["create"]}]]' \
+  "$work/karta.json" >/dev/null || fail "karta-operator: not exactly patch on kartas and kartas/status, create on events"
+# A Karta of a kind no test serves, with an expression the checks refuse.
+karta="deploy-test$suffix"
+kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null <<EOF
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: $karta
+  labels: {wm-deploy-test: $ns}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: deploy-test.run.ai, version: v1, kind: Widget}
+      statusDefinition:
+        statusMappings:
+          running: [{byConditions: [{type: Running, status: "True"}]}]
+      specDefinition: {podTemplateSpecPath: ".spec.template | input"}
+EOF
+karta_metrics=$(free_port)
+POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
+  --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$karta_metrics" --leader-elect \
+  --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
+  --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
+  --leader-election-lease-duration=3s 2>"$work/daemon-karta.log" &
+leader_pid=$!
+wait_ready "$work/daemon-karta.log" "$leader_pid"
+for _ in $(seq 100); do
+  [[ "$(curl -s "http://127.0.0.1:$karta_metrics/debug/leader" | jq -r '.leading')" == true ]] && break
+  sleep 0.1
+done
+karta_failures() {
+  curl -s "http://127.0.0.1:$karta_metrics/metrics" |
+    awk '/^workloadmap_karta_operator_failures_total/ {s += $2} END {print s + 0}'
+}
+# With the leader-election Role alone, the leader's Karta writes are refused.
+for _ in $(seq 100); do
+  (($(karta_failures) > 0)) && break
+  sleep 0.1
+done
+(($(karta_failures) > 0)) || fail "the Karta operator's writes were not refused without its ClusterRole"
+[[ "$(kubectl get karta "$karta" -o json | jq -r '.status.conditions // [] | length')" == 0 ]] ||
+  fail "the Karta got conditions without the karta-operator ClusterRole"
+grep -q 'karta operator.*HTTP 403' "$work/daemon-karta.log" || fail "the refused write is not in the log"
+jq '.[] | select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+  (.metadata.name | startswith("workloadmapd-karta-operator")))' "$work/karta.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+validated() {
+  kubectl get karta "$karta" -o json |
+    jq -r '.status.conditions // [] | map(select(.type == "Validated"))[0].status // ""'
+}
+# The refused Karta is retried with backoff (at most 60 s); the daemon looks
+# at every Karta again when it starts leading: a restart is quicker.
+for _ in $(seq 300); do
+  [[ "$(validated)" == False ]] && break
+  sleep 0.2
+done
+[[ "$(validated)" == False ]] || { cat "$work/daemon-karta.log" >&2; fail "no Validated=False with the karta-operator ClusterRole"; }
+kubectl get karta "$karta" -o json | jq -e '
+  .metadata.labels["run.ai/karta-kind"] == "Widget" and
+  (.status.conditions | map(select(.type == "Validated"))[0].message | contains("podTemplateSpecPath"))' \
+  >/dev/null || fail "the Karta lacks its labels or the finding's field path"
+events=0
+for _ in $(seq 50); do
+  events=$(kubectl get events -n default -o json \
+    --field-selector "involvedObject.kind=Karta,involvedObject.name=$karta" | jq '.items | length')
+  ((events > 0)) && break
+  sleep 0.2
+done
+[[ "$events" == 1 ]] || fail "expected one Warning event for the finding, got $events"
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+kubectl delete karta "$karta" >/dev/null
+echo "ok: with the karta-operator ClusterRole the leader labels the Karta, writes Validated=False with the field path and one event (refused without it)"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"
