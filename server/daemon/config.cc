@@ -411,6 +411,25 @@ constexpr Option kOptions[] = {
      nullptr,
      [](const Config& c) -> std::string { return c.tls.require_client_cert ? "true" : "false"; }},
 
+    {"webhook-address", "WM_WEBHOOK_ADDRESS", "webhook.address", "Admission webhook", "HOST:PORT",
+     Kind::kValue, false,
+     "Serve the validating admission webhook for Karta objects (POST /validate-karta, "
+     "AdmissionReview v1) over HTTPS on this address. Needs --webhook-tls-cert and "
+     "--webhook-tls-key.",
+     [](Config& c, absl::string_view v) -> absl::Status {
+       if (absl::Status s = CheckHostPort(v); !s.ok()) return s;
+       c.webhook_address = std::string(v);
+       return absl::OkStatus();
+     },
+     nullptr, &ShowString<&Config::webhook_address>},
+    {"webhook-tls-cert", "WM_WEBHOOK_TLS_CERT", "webhook.tls-cert", "Admission webhook", "FILE",
+     Kind::kValue, false,
+     "PEM certificate chain of the webhook, read again when it changes (a renewed Secret).",
+     &SetString<&Config::webhook_tls_cert>, nullptr, &ShowString<&Config::webhook_tls_cert>},
+    {"webhook-tls-key", "WM_WEBHOOK_TLS_KEY", "webhook.tls-key", "Admission webhook", "FILE",
+     Kind::kValue, false, "PEM private key of --webhook-tls-cert, read again with it.",
+     &SetString<&Config::webhook_tls_key>, nullptr, &ShowString<&Config::webhook_tls_key>},
+
     {"authentication", "WM_AUTHENTICATION", "authentication.mode", "Access", "MODE", Kind::kValue,
      false,
      "Who may call: none (anyone who can connect; for local use) or kubernetes (a bearer "
@@ -844,6 +863,15 @@ absl::Status CheckCombination(const Config& c) {
   if (tls.require_client_cert && tls.client_ca_file.empty()) {
     return absl::InvalidArgumentError(
         "--tls-require-client-cert needs --tls-client-ca to verify the certificates");
+  }
+  if (!c.webhook_address.empty() && (c.webhook_tls_cert.empty() || c.webhook_tls_key.empty())) {
+    return absl::InvalidArgumentError(
+        "--webhook-address needs --webhook-tls-cert and --webhook-tls-key (the apiserver calls "
+        "webhooks over HTTPS only)");
+  }
+  if (c.webhook_address.empty() && (!c.webhook_tls_cert.empty() || !c.webhook_tls_key.empty())) {
+    return absl::InvalidArgumentError(
+        "--webhook-tls-cert and --webhook-tls-key need --webhook-address");
   }
   if (c.jq_workers > 0 &&
       c.jq_memory_limit_bytes / c.jq_workers < expressions::kMinJqWorkerMemoryBytes) {

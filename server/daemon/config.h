@@ -60,6 +60,11 @@ struct Config {
   // --no-karta-operator: the leader keeps Kartas' labels, conditions and
   // events unless this is false.
   bool karta_operator = true;
+  // --webhook-address and its TLS files: the validating admission webhook
+  // for Karta objects; off when the address is empty.
+  std::string webhook_address;
+  std::string webhook_tls_cert;
+  std::string webhook_tls_key;
   // --kubeconfig, WM_KUBECONFIG. Empty: the kube client's own lookup, which
   // reads KUBECONFIG itself (so this parser does not).
   std::string kubeconfig;

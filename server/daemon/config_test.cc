@@ -523,6 +523,26 @@ TEST(ConfigTest, BadEnvValuesNameTheVariable) {
             "invalid value \"loud\" for WM_LOG_LEVEL: must be one of debug, info, warn, error");
 }
 
+TEST(ConfigTest, TheWebhookNeedsItsAddressAndBothTlsFiles) {
+  Config c = MustParse({"--webhook-address=0.0.0.0:9443", "--webhook-tls-cert=/w/tls.crt",
+                        "--webhook-tls-key=/w/tls.key"});
+  EXPECT_EQ(c.webhook_address, "0.0.0.0:9443");
+  EXPECT_EQ(c.webhook_tls_cert, "/w/tls.crt");
+  EXPECT_EQ(c.webhook_tls_key, "/w/tls.key");
+  EXPECT_EQ(MustParse({}).webhook_address, "");
+  EXPECT_THAT(ParseError({"--webhook-address=0.0.0.0:9443", "--webhook-tls-cert=/c"}),
+              HasSubstr("--webhook-address needs --webhook-tls-cert and --webhook-tls-key"));
+  EXPECT_EQ(ParseError({"--webhook-tls-key=/k"}),
+            "--webhook-tls-cert and --webhook-tls-key need --webhook-address");
+  EXPECT_THAT(ParseError({"--webhook-address=nowhere"}), HasSubstr("--webhook-address"));
+}
+
+TEST(ConfigTest, TheKartaOperatorIsOnUnlessTurnedOff) {
+  EXPECT_TRUE(MustParse({}).karta_operator);
+  EXPECT_FALSE(MustParse({"--no-karta-operator"}).karta_operator);
+  EXPECT_FALSE(MustParse({}, {{"WM_NO_KARTA_OPERATOR", "true"}}).karta_operator);
+}
+
 TEST(ConfigTest, CombinationErrors) {
   EXPECT_EQ(ParseError({"--tls-cert=/c"}), "--tls-cert needs --tls-key");
   EXPECT_EQ(ParseError({"--tls-key=/k"}), "--tls-key needs --tls-cert");

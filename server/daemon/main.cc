@@ -34,8 +34,12 @@
 #include "server/access/authenticator.h"
 #include "server/access/token_reviewer.h"
 #include "server/access/unix_peers.h"
+#include "server/admission/https_server.h"
+#include "server/admission/karta_review.h"
+#include "server/admission/tls_files.h"
 #include "server/common/cpus.h"
 #include "server/common/file.h"
+#include "server/common/json_path.h"
 #include "server/controllers/karta_controller.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
@@ -167,6 +171,7 @@ class Daemon {
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
     // After the server, whose access control the metrics read.
     if (absl::Status s = StartHttp(); !s.ok()) return Fatal("metrics did not start", s);
+    if (absl::Status s = StartWebhook(); !s.ok()) return Fatal("the webhook did not start", s);
     std::thread readiness([this] { AwaitReadiness(); });
     std::thread signals([this] { AwaitSignal(); });
     server_->Wait();
@@ -175,6 +180,7 @@ class Daemon {
     signals.join();
     // Given up at once, so that another replica leads without waiting out
     // the lease.
+    if (webhook_) webhook_->Stop();
     // Writers stop before the Lease is given up: none writes beside the
     // next leader.
     for (auto& controller : karta_controllers_) controller->Stop();
@@ -192,6 +198,7 @@ class Daemon {
     // Stopped as at a normal exit: the index's thread reads the clusters,
     // which as members go before it (a start that failed while a large
     // snapshot was being resolved crashed here).
+    if (webhook_) webhook_->Stop();
     for (auto& controller : karta_controllers_) controller->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
@@ -760,6 +767,58 @@ class Daemon {
 
   // The HTTP endpoint: metrics, probes, /debug, and the JSON API and web
   // page (docs/http-api.md).
+  // With --webhook-address: the validating admission webhook for Karta
+  // objects, on its own HTTPS port (the apiserver calls it; the metrics
+  // port may be plaintext and is for people).
+  absl::Status StartWebhook() {
+    if (config_.webhook_address.empty()) return absl::OkStatus();
+    // A renewed certificate is served within 2 s of its files changing.
+    auto tls = admission::TlsFiles::Load(config_.webhook_tls_cert, config_.webhook_tls_key,
+                                         absl::Seconds(2));
+    if (!tls.ok()) return tls.status();
+    webhook_tls_ = *std::move(tls);
+    webhook_ =
+        std::make_unique<admission::HttpsServer>(*webhook_tls_, admission::HttpsServer::Options{});
+    webhook_->Handle("/validate-karta", [this](const admission::HttpsServer::Request& request) {
+      using Response = admission::HttpsServer::Response;
+      if (request.method != "POST") return Response{405, "text/plain", "POST an AdmissionReview\n"};
+      absl::StatusOr<admission::KartaReview> review =
+          admission::ReviewKarta(request.body, *engine_);
+      if (!review.ok()) {
+        ++webhook_reviews_[2];
+        return Response{400, "text/plain", absl::StrCat(review.status().message(), "\n")};
+      }
+      bool denied = review->verdict == admission::Verdict::kDenied;
+      ++webhook_reviews_[denied ? 1 : 0];
+      if (denied) {
+        Log(LogLevel::kInfo, "karta refused by the webhook",
+            {{"message", FindString(review->review, {"response", "status", "message"})}});
+      }
+      return Response{200, "application/json", review->review.dump()};
+    });
+    if (absl::Status s = webhook_->Start(config_.webhook_address); !s.ok()) return s;
+    metrics_.AddCounterCallback(
+        "workloadmap_admission_reviews_total",
+        "Karta admission reviews answered by the webhook: verdict=allowed, denied, or invalid "
+        "(not an AdmissionReview: HTTP 400).",
+        {"verdict"}, [this] {
+          return std::vector<observability::Sample>{
+              {{"allowed"}, static_cast<double>(webhook_reviews_[0].load())},
+              {{"denied"}, static_cast<double>(webhook_reviews_[1].load())},
+              {{"invalid"}, static_cast<double>(webhook_reviews_[2].load())}};
+        });
+    metrics_.AddCounterCallback(
+        "workloadmap_admission_certificate_reloads_total",
+        "Times the webhook's certificate and key were read again after their files changed.", {},
+        [this] {
+          return std::vector<observability::Sample>{
+              {{}, static_cast<double>(webhook_tls_->reloads())}};
+        });
+    Log(LogLevel::kInfo, "serving the Karta admission webhook",
+        {{"address", config_.webhook_address}, {"port", absl::StrCat(webhook_->port())}});
+    return absl::OkStatus();
+  }
+
   absl::Status StartHttp() {
     if (config_.metrics_address.empty()) return absl::OkStatus();
     observability::HttpServerOptions http_options;
@@ -924,6 +983,9 @@ class Daemon {
   // Before http_: its handlers call it until http_ has stopped.
   std::unique_ptr<web::HttpApi> http_api_;
   std::unique_ptr<observability::HttpServer> http_;
+  std::unique_ptr<admission::TlsFiles> webhook_tls_;
+  std::unique_ptr<admission::HttpsServer> webhook_;
+  std::atomic<int64_t> webhook_reviews_[3] = {0, 0, 0};  // allowed, denied, invalid
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};
 };

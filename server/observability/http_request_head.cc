@@ -1,5 +1,6 @@
 #include "server/observability/http_request_head.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -97,8 +98,9 @@ bool ParseRequestLine(absl::string_view line, const RequestHeadLimits& limits, P
     *out = Reject(505, "request line: only HTTP/1.x is served");
     return false;
   }
-  if (method != "GET" && method != "HEAD") {
-    *out = Reject(405, "request line: only GET and HEAD are served");
+  if (method != "GET" && method != "HEAD" && !(limits.allow_post && method == "POST")) {
+    *out = Reject(405, limits.allow_post ? "request line: only GET, HEAD and POST are served"
+                                         : "request line: only GET and HEAD are served");
     return false;
   }
   out->method = std::string(method);
@@ -112,6 +114,9 @@ bool ParseRequestLine(absl::string_view line, const RequestHeadLimits& limits, P
 struct SeenHeaders {
   bool authorization = false;
   bool last_event_id = false;
+  bool content_length = false;
+  bool content_type = false;
+  bool transfer_encoding = false;
 };
 
 // Keeps `value` in `*field` unless the header came before (400).
@@ -127,7 +132,8 @@ bool KeepOnce(absl::string_view name, absl::string_view value, bool& seen, std::
 }
 
 // Judges a complete header line (without its CRLF).
-bool ValidHeaderLine(absl::string_view line, SeenHeaders& seen, ParsedHead* out) {
+bool ValidHeaderLine(absl::string_view line, const RequestHeadLimits& limits, SeenHeaders& seen,
+                     ParsedHead* out) {
   if (line.front() == ' ' || line.front() == '\t') {
     *out = Reject(400, "header line: folded (starts with whitespace)");
     return false;
@@ -144,6 +150,26 @@ bool ValidHeaderLine(absl::string_view line, SeenHeaders& seen, ParsedHead* out)
   }
   if (absl::EqualsIgnoreCase(name, "last-event-id")) {
     return KeepOnce("Last-Event-ID", value, seen.last_event_id, &out->last_event_id, out);
+  }
+  if (!limits.allow_post) return true;
+  if (absl::EqualsIgnoreCase(name, "content-type")) {
+    return KeepOnce("Content-Type", value, seen.content_type, &out->content_type, out);
+  }
+  if (absl::EqualsIgnoreCase(name, "transfer-encoding")) {
+    seen.transfer_encoding = true;
+    return true;
+  }
+  if (absl::EqualsIgnoreCase(name, "content-length")) {
+    std::string length;
+    if (!KeepOnce("Content-Length", value, seen.content_length, &length, out)) return false;
+    // Digits only (no sign, no list): a length two parsers could read
+    // differently is how requests are smuggled.
+    if (length.empty() || length.size() > 15 ||
+        !std::all_of(length.begin(), length.end(), absl::ascii_isdigit)) {
+      *out = Reject(400, "header line: Content-Length is not a decimal number");
+      return false;
+    }
+    out->content_length = std::stoll(length);
   }
   return true;
 }
@@ -167,10 +193,16 @@ ParsedHead ParseRequestHead(absl::string_view bytes, const RequestHeadLimits& li
         if (!ParseRequestLine(line, limits, &out)) return out;
         request_line_done = true;
       } else if (line.empty()) {
+        if (out.method == "POST" && seen.transfer_encoding) {
+          return Reject(501, "Transfer-Encoding is not served: send Content-Length");
+        }
+        if (out.method == "POST" && out.content_length < 0) {
+          return Reject(411, "a POST needs Content-Length");
+        }
         out.status = 200;
         out.size = i + 2;
         return out;
-      } else if (!ValidHeaderLine(line, seen, &out)) {
+      } else if (!ValidHeaderLine(line, limits, seen, &out)) {
         return out;
       }
       ++i;  // the LF

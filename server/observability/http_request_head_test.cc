@@ -125,5 +125,36 @@ TEST(ParseRequestHeadTest, HeadLengthIsBounded) {
       0);
 }
 
+TEST(ParseRequestHeadTest, PostIsServedOnlyWhenAllowedAndNeedsAPlainContentLength) {
+  std::string head =
+      "POST /validate HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 42\r\n\r\n";
+  EXPECT_EQ(ParseRequestHead(head).status, 405);
+  RequestHeadLimits post;
+  post.allow_post = true;
+  ParsedHead parsed = ParseRequestHead(head, post);
+  EXPECT_EQ(parsed.status, 200) << parsed.error;
+  EXPECT_EQ(parsed.method, "POST");
+  EXPECT_EQ(parsed.content_length, 42);
+  EXPECT_EQ(parsed.content_type, "application/json");
+
+  EXPECT_EQ(ParseRequestHead("POST / HTTP/1.1\r\n\r\n", post).status, 411);
+  EXPECT_EQ(ParseRequestHead(
+                "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 1\r\n\r\n", post)
+                .status,
+            501);
+  for (const char* bad : {"-1", "+1", "1,1", "", "0x10", "1 2", "9999999999999999"}) {
+    parsed = ParseRequestHead(absl::StrCat("POST / HTTP/1.1\r\nContent-Length: ", bad, "\r\n\r\n"),
+                              post);
+    EXPECT_EQ(parsed.status, 400) << bad;
+  }
+  parsed =
+      ParseRequestHead("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n", post);
+  EXPECT_EQ(parsed.status, 400);
+  EXPECT_THAT(parsed.error, HasSubstr("a second Content-Length header"));
+  // A GET's body length is read too: the server must read past it.
+  EXPECT_EQ(ParseRequestHead("GET / HTTP/1.1\r\nContent-Length: 5\r\n\r\n", post).content_length,
+            5);
+}
+
 }  // namespace
 }  // namespace wm::observability::internal
