@@ -54,8 +54,10 @@ bool IsParserStatus(int status) {
     case 200:
     case 400:
     case 405:
+    case 411:
     case 414:
     case 431:
+    case 501:
     case 505:
       return true;
     default:
@@ -78,7 +80,12 @@ ParsedHead CheckParse(absl::string_view bytes, const RequestHeadLimits& limits) 
   Check(parsed.size >= 4 && parsed.size <= bytes.size() && parsed.size <= limits.max_head_bytes,
         "head size out of range");
   Check(bytes.substr(parsed.size - 4, 4) == "\r\n\r\n", "head does not end in a blank line");
-  Check(parsed.method == "GET" || parsed.method == "HEAD", "method other than GET or HEAD");
+  Check(parsed.method == "GET" || parsed.method == "HEAD" ||
+            (limits.allow_post && parsed.method == "POST"),
+        "method other than GET or HEAD (or POST where allowed)");
+  Check(parsed.method != "POST" || parsed.content_length >= 0, "a POST without its length");
+  Check(limits.allow_post || (parsed.content_length == -1 && parsed.content_type.empty()),
+        "body headers kept where POST is not served");
   Check(absl::StartsWith(parsed.path, "/"), "path without '/'");
   Check(parsed.path.size() + parsed.query.size() <= limits.max_target_bytes, "target too long");
   ParsedHead alone = ParseRequestHead(bytes.substr(0, parsed.size), limits);
@@ -219,6 +226,10 @@ int CheckResponse(absl::string_view response, bool head_only) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view bytes(reinterpret_cast<const char*>(data), size);
   CheckParse(bytes, RequestHeadLimits());
+  // As the admission webhook's server reads heads: POST with a body.
+  RequestHeadLimits post;
+  post.allow_post = true;
+  CheckParse(bytes, post);
   ParsedHead parsed = CheckParse(bytes, kSmallLimits);
   if (ParsedHead large = ParseRequestHead(bytes); large.status == 200) CheckApiParsers(large);
 

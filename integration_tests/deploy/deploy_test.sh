@@ -400,6 +400,60 @@ wait "$leader_pid" 2>/dev/null || true
 kubectl delete karta "$karta" >/dev/null
 echo "ok: with the karta-operator ClusterRole the leader labels the Karta, writes Validated=False with the field path and one event (refused without it)"
 
+# --- 4e. The admission-webhook components -------------------------------------
+# Self-signed: the certificate made by its script (into a copy of deploy/:
+# the files are per cluster and never in the repository), then a
+# server-side dry run. No RBAC: the apiserver calls the daemon.
+cp -r "$repo/deploy" "$work/deploy-webhook"
+"$work/deploy-webhook/overlays/admission-webhook/self-signed/make-certificate.sh" "$ns" >/dev/null
+mkdir -p "$work/kustomize-webhook"
+for variant in self-signed cert-manager; do
+  cat >"$work/kustomize-webhook/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: $ns
+nameSuffix: $suffix
+labels: [{pairs: {wm-deploy-test: $ns}}]
+resources: [../deploy-webhook/overlays/standalone]
+components: [../deploy-webhook/overlays/admission-webhook/$variant]
+EOF
+  kubectl kustomize "$work/kustomize-webhook" >"$work/webhook-$variant.yaml" ||
+    fail "kubectl kustomize with admission-webhook/$variant"
+  # (Not to_json: the testbed serves no cert-manager kinds.)
+  python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
+    <"$work/webhook-$variant.yaml" >"$work/webhook-$variant.json"
+  jq -e '
+    (.[] | select(.kind == "ValidatingWebhookConfiguration") | .webhooks[0] |
+      .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5 and
+      .admissionReviewVersions == ["v1"] and .clientConfig.service.path == "/validate-karta" and
+      .rules == [{apiGroups: ["run.ai"], apiVersions: ["v1alpha1"], resources: ["kartas"],
+                  operations: ["CREATE", "UPDATE"], scope: "Cluster"}]) and
+    (.[] | select(.kind == "Deployment") | .spec.template.spec |
+      (.containers[0].args | index("--webhook-address=0.0.0.0:9443") != null) and
+      (.volumes[] | select(.name == "webhook-tls") | .secret.secretName | startswith("workloadmapd-webhook-tls"))) and
+    ([.[] | select(.kind == "Service" and (.metadata.name | startswith("workloadmapd-webhook")))] | length == 1) and
+    ([.[] | select(.kind | test("Role"))] | map(.metadata.name) | all(startswith("workloadmapd-webhook") | not))' \
+    "$work/webhook-$variant.json" >/dev/null || fail "admission-webhook/$variant: not the webhook described in its comments"
+done
+# The caBundle is the CA the serving certificate was made with.
+jq -r '.[] | select(.kind == "ValidatingWebhookConfiguration") | .webhooks[0].clientConfig.caBundle' \
+  "$work/webhook-self-signed.json" | base64 -d >"$work/webhook-ca.crt"
+openssl verify -CAfile "$work/webhook-ca.crt" \
+  "$work/deploy-webhook/overlays/admission-webhook/self-signed/tls.crt" >/dev/null ||
+  fail "self-signed: the caBundle does not verify the serving certificate"
+# The webhook configuration is cluster-scoped: only the dry run, never
+# applied (it would send every Karta write to a daemon that is not there).
+if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
+  -f "$work/webhook-self-signed.yaml" >"$work/webhook.out" 2>"$work/webhook.err"; then
+  cat "$work/webhook.err" >&2
+  fail "server-side dry-run of admission-webhook/self-signed"
+fi
+jq -e '[.[] | select(.kind == "Certificate") | .spec.dnsNames[]?] == ["workloadmapd-webhook.workloadmap.svc"] and
+  (.[] | select(.kind == "ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) ==
+    "workloadmap/workloadmapd-webhook"' "$work/webhook-cert-manager.json" >/dev/null ||
+  fail "cert-manager: no Certificate for the webhook Service or no CA injection"
+echo "ok: the admission-webhook components build (self-signed and cert-manager), the self-signed one passes a server-side dry run with a caBundle that verifies its certificate"
+
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"
 jq -s '
