@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "catalog/catalog.h"
+#include "client/wmctl/apply_command.h"
 #include "client/wmctl/cluster_session.h"
 #include "client/wmctl/completion.h"
 #include "client/wmctl/config.h"
@@ -45,6 +46,8 @@ Usage:
   wmctl describe -f FILE|- [flags]      resolve a manifest offline
   wmctl gang POD [flags]                show a pod's pod group
   wmctl definitions [NAME] [flags]      list the definitions in force
+  wmctl definitions apply [--prune]     server-side apply the built-in
+                                        catalog as Karta objects
   wmctl validate FILE|- [flags]         check a definition file
   wmctl eval EXPR [-f FILE|-] [flags]   evaluate a jq expression as the
                                         daemon does
@@ -110,6 +113,11 @@ definitions flags:
                           only definitions of this root kind (--kind needs
                           --group, --version needs --kind)
   --component-limit N     children listed after the root (default 3, 0 = all)
+
+definitions apply flags (over the kubeconfig's context, as you):
+  --prune                 also delete catalog Kartas no longer shipped
+                          (not those whose spec someone changed)
+  A Karta whose fields someone else changed is kept as it is, and said so.
 
 eval flags:
   -f, --filename FILE     the input: a JSON or YAML document (- reads
@@ -224,6 +232,10 @@ class Wmctl {
       return 0;
     }
     if (command == "--version") command = "version";
+    if (command == "definitions" && !rest.empty() && rest.front() == "apply") {
+      command = "definitions apply";
+      rest.erase(rest.begin());
+    }
     std::string bad = ParseArgs(rest, args_);
     if (args_.Has("--help")) {
       out_ << kUsage;
@@ -240,6 +252,7 @@ class Wmctl {
     if (command == "get") return Get();
     if (command == "gang") return Gang();
     if (command == "describe") return args_.Has("--filename") ? Describe() : LiveDescribe();
+    if (command == "definitions apply") return DefinitionsApply();
     if (command == "definitions") return Offline() ? OfflineDefinitions() : Definitions();
     if (command == "validate") return Validate();
     if (command == "eval") return RunEval(args_, in_, out_, err_);
@@ -950,6 +963,16 @@ class Wmctl {
     return 0;
   }
 
+  // Always over the kubeconfig's context: a write made as the user.
+  int DefinitionsApply() {
+    if (!args_.positional.empty()) {
+      return Usage("definitions apply takes no arguments: it applies the built-in catalog");
+    }
+    if (int code = LoadKubeconfig(false)) return code;
+    kube::ApiClient client(*cluster_connection_);
+    return RunDefinitionsApply(client, args_.Has("--prune"), out_, err_);
+  }
+
   int Definitions() {
     if (std::string bad = CheckKindFilter(); !bad.empty()) return Usage(bad);
     if (int code = Connect()) return code;
@@ -1097,7 +1120,10 @@ class Wmctl {
       }
     } else if (spec_ == nullptr) {
       if (command.empty()) {
-        for (const CommandSpec& c : AllCommands()) candidates.emplace_back(c.name);
+        for (const CommandSpec& c : AllCommands()) {
+          // "definitions apply" is completed as definitions' first word.
+          if (c.name.find(' ') == absl::string_view::npos) candidates.emplace_back(c.name);
+        }
       }
     } else {
       size_t position = args_.positional.size() - 1;
@@ -1164,6 +1190,7 @@ class Wmctl {
     std::set<std::string> out;
     if (command == "completion" && position == 0) return {"bash", "fish", "zsh"};
     if (command == "definitions" && position == 0) {
+      out.insert("apply");
       for (const DefinitionRow& row : DefinitionsForCompletion()) out.insert(row.name);
       return {out.begin(), out.end()};
     }

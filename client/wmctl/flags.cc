@@ -65,6 +65,7 @@ const std::vector<FlagSpec>& AllFlags() {
       {"--version", "", FlagValue::kText},
       {"--raw-output", "-r", FlagValue::kNone},
       {"--engine", "", FlagValue::kEngine},
+      {"--prune", "", FlagValue::kNone},
       {"--help", "-h", FlagValue::kNone},
   };
   return *flags;
@@ -101,6 +102,11 @@ const std::vector<CommandSpec>& AllCommands() {
             true),
        {"table", "json", "yaml"}},
       {"validate", With({"--offline"}, true), {}},
+      // Writes over the kubeconfig's context, as the user: no daemon flags.
+      {"definitions apply",
+       {"--config", "--kubeconfig", "--context", "--as", "--as-group", "--request-timeout",
+        "--prune"},
+       {}},
       {"eval", With({"--filename", "--raw-output", "--engine"}, false), {}},
       {"completion", {}, {}},
       {"version", With({"--cluster", "--namespace"}, true), {}},

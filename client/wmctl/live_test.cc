@@ -288,6 +288,7 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
   EXPECT_THAT(complete({"definitions", "example-"}),
               ElementsAre("example-com-sweep-v1", "example-com-trainer-v1"));
   EXPECT_THAT(complete({"definitions", "--offline", "example-"}), IsEmpty());
+  EXPECT_THAT(complete({"definitions", "app"}), ::testing::Contains("apply"));
   EXPECT_THAT(complete({"definitions", "--definitions", TestdataDir() + "/definitions", "ex"}),
               ElementsAre("example-com-sweep-v1", "example-com-trainer-v1"));
   // Static ones.
@@ -328,7 +329,7 @@ TEST(CompletionTest, UnreachableDaemonGivesNothing) {
            {"__complete", "--address", address, "get", ""},
            {"__complete", "get", "JobSet/"},
            {"__complete", "get", "-n", ""},
-           {"__complete", "--address", "unix:/nonexistent/wm.sock", "definitions", ""},
+           {"__complete", "--address", "unix:/nonexistent/wm.sock", "definitions", "ex"},
            {"__complete", "--address", "not an address", "get", ""}}) {
     Result r = RunCli(words, {{"WM_ADDRESS", address}});
     EXPECT_EQ(r.code, 0) << absl::StrJoin(words, " ");

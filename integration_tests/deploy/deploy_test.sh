@@ -50,6 +50,7 @@ cleanup() {
   fi
   kubectl delete clusterrolebinding,clusterrole,karta -l "wm-deploy-test=$ns" --ignore-not-found \
     >/dev/null || true
+  kubectl delete karta -l workloadmap.run.ai/catalog=true --ignore-not-found >/dev/null 2>&1 || true
   rm -rf "$work"
   exit "$status"
 }
@@ -85,11 +86,13 @@ kubectl label namespace "$ns" pod-security.kubernetes.io/warn=restricted >/dev/n
 for overlay in standalone sidecar; do
   kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
     fail "kubectl kustomize deploy/overlays/$overlay"
-  for component in "" patch-permission access-control leader-election karta-operator; do
+  for component in "" patch-permission access-control leader-election karta-operator \
+    catalog-publisher; do
     # access-control and leader-election patch the standalone Deployment's
     # container.
     [[ "$overlay/$component" == sidecar/access-control ]] && continue
     [[ "$overlay/$component" == sidecar/leader-election ]] && continue
+    [[ "$overlay/$component" == sidecar/catalog-publisher ]] && continue
     what="$overlay${component:++$component}"
     retarget "$what" "overlays/$overlay" "${component:+overlays/$component}" >"$work/$what.retargeted.yaml"
     if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
@@ -453,6 +456,48 @@ jq -e '[.[] | select(.kind == "Certificate") | .spec.dnsNames[]?] == ["workloadm
     "workloadmap/workloadmapd-webhook"' "$work/webhook-cert-manager.json" >/dev/null ||
   fail "cert-manager: no Certificate for the webhook Service or no CA injection"
 echo "ok: the admission-webhook components build (self-signed and cert-manager), the self-signed one passes a server-side dry run with a caBundle that verifies its certificate"
+
+# --- 4f. The catalog-publisher component --------------------------------------
+retarget publisher overlays/standalone overlays/catalog-publisher | to_json >"$work/publisher.json"
+jq -e '
+  ([.[] | select(.kind == "ClusterRole" and (.metadata.name | startswith("workloadmapd-catalog-publisher")))
+    | .rules] == [[{apiGroups: ["run.ai"], resources: ["kartas"], verbs: ["get", "create", "patch"]}]]) and
+  (.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args | index("--publish-catalog") != null)' \
+  "$work/publisher.json" >/dev/null || fail "catalog-publisher: not exactly get, create and patch on kartas, or no --publish-catalog"
+publisher() {  # publisher LOG: the ServiceAccount's leader, publishing
+  POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
+    --listen "127.0.0.1:$(free_port)" --metrics-address off --leader-elect \
+    --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
+    --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
+    --leader-election-lease-duration=3s --publish-catalog 2>"$1" &
+  leader_pid=$!
+  wait_ready "$1" "$leader_pid"
+  for _ in $(seq 100); do
+    grep -q 'catalog publication' "$1" && return 0
+    sleep 0.1
+  done
+  cat "$1" >&2
+  fail "the leader did not try to publish the catalog"
+}
+publisher "$work/daemon-publish-refused.log"
+grep -q 'catalog karta.*HTTP 403' "$work/daemon-publish-refused.log" ||
+  fail "publishing was not refused without the catalog-publisher ClusterRole"
+[[ "$(kubectl get kartas -l workloadmap.run.ai/catalog=true --no-headers 2>/dev/null | wc -l)" == 0 ]] ||
+  fail "Kartas were published without the ClusterRole"
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+jq '.[] | select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+  (.metadata.name | startswith("workloadmapd-catalog-publisher")))' "$work/publisher.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+sleep 1  # the authorizer's RBAC cache follows the apiserver's watch
+publisher "$work/daemon-publish.log"
+shipped=$("$build/bin/wmctl" definitions --offline -o json | jq .count)
+grep -q "catalog publication.*created.$shipped" "$work/daemon-publish.log" ||
+  { grep 'catalog' "$work/daemon-publish.log" >&2; fail "the leader did not publish the $shipped catalog Kartas with the ClusterRole"; }
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+kubectl delete karta -l workloadmap.run.ai/catalog=true >/dev/null
+echo "ok: with the catalog-publisher ClusterRole the leader publishes the $shipped catalog Kartas (refused without it)"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"

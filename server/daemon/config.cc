@@ -411,6 +411,14 @@ constexpr Option kOptions[] = {
      nullptr,
      [](const Config& c) -> std::string { return c.tls.require_client_cert ? "true" : "false"; }},
 
+    {"publish-catalog", "WM_PUBLISH_CATALOG", "publish-catalog", "Leader election", "", Kind::kBool,
+     false,
+     "On the leader (--leader-elect), server-side apply the built-in catalog as Karta objects "
+     "(field manager workloadmap-catalog, label workloadmap.run.ai/catalog=true) each time it "
+     "starts leading, so that KAI Scheduler's fallback and kli read our definitions; a Karta "
+     "whose fields someone else changed is kept as it is.",
+     &SetBool<&Config::publish_catalog, false>, nullptr,
+     &ShowBool<&Config::publish_catalog, false>},
     {"webhook-address", "WM_WEBHOOK_ADDRESS", "webhook.address", "Admission webhook", "HOST:PORT",
      Kind::kValue, false,
      "Serve the validating admission webhook for Karta objects (POST /validate-karta, "
@@ -863,6 +871,14 @@ absl::Status CheckCombination(const Config& c) {
   if (tls.require_client_cert && tls.client_ca_file.empty()) {
     return absl::InvalidArgumentError(
         "--tls-require-client-cert needs --tls-client-ca to verify the certificates");
+  }
+  if (c.publish_catalog && !c.leader_elect) {
+    return absl::InvalidArgumentError(
+        "--publish-catalog needs --leader-elect (one replica at a time writes to the cluster)");
+  }
+  if (c.publish_catalog && !c.builtin_catalog) {
+    return absl::InvalidArgumentError(
+        "--publish-catalog publishes the built-in catalog: not with --no-builtin-catalog");
   }
   if (!c.webhook_address.empty() && (c.webhook_tls_cert.empty() || c.webhook_tls_key.empty())) {
     return absl::InvalidArgumentError(

@@ -60,6 +60,8 @@ struct Config {
   // --no-karta-operator: the leader keeps Kartas' labels, conditions and
   // events unless this is false.
   bool karta_operator = true;
+  // --publish-catalog: the leader applies the built-in catalog as Kartas.
+  bool publish_catalog = false;
   // --webhook-address and its TLS files: the validating admission webhook
   // for Karta objects; off when the address is empty.
   std::string webhook_address;

@@ -537,6 +537,15 @@ TEST(ConfigTest, TheWebhookNeedsItsAddressAndBothTlsFiles) {
   EXPECT_THAT(ParseError({"--webhook-address=nowhere"}), HasSubstr("--webhook-address"));
 }
 
+TEST(ConfigTest, PublishingTheCatalogNeedsLeaderElectionAndTheCatalog) {
+  EXPECT_FALSE(MustParse({}).publish_catalog);
+  EXPECT_TRUE(MustParse({"--publish-catalog", "--leader-elect"}).publish_catalog);
+  EXPECT_THAT(ParseError({"--publish-catalog"}),
+              HasSubstr("--publish-catalog needs --leader-elect"));
+  EXPECT_THAT(ParseError({"--publish-catalog", "--leader-elect", "--no-builtin-catalog"}),
+              HasSubstr("not with --no-builtin-catalog"));
+}
+
 TEST(ConfigTest, TheKartaOperatorIsOnUnlessTurnedOff) {
   EXPECT_TRUE(MustParse({}).karta_operator);
   EXPECT_FALSE(MustParse({"--no-karta-operator"}).karta_operator);

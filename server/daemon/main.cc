@@ -40,6 +40,7 @@
 #include "server/common/cpus.h"
 #include "server/common/file.h"
 #include "server/common/json_path.h"
+#include "server/controllers/catalog_publication.h"
 #include "server/controllers/karta_controller.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
@@ -155,6 +156,7 @@ class Daemon {
     if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
     index_->Start();
     AddControllers();
+    AddCatalogPublications();
     for (auto& cluster : live_) {
       if (absl::Status s = cluster->Start(*index_); !s.ok()) {
         return Fatal(absl::StrCat("cluster ", cluster->name(), " did not start"), s);
@@ -167,6 +169,7 @@ class Daemon {
     }
     // After the elector, which they ask before each write.
     for (auto& controller : karta_controllers_) controller->Start();
+    for (auto& publication : publications_) publication->Start();
     AddMetrics();
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
     // After the server, whose access control the metrics read.
@@ -184,6 +187,7 @@ class Daemon {
     // Writers stop before the Lease is given up: none writes beside the
     // next leader.
     for (auto& controller : karta_controllers_) controller->Stop();
+    for (auto& publication : publications_) publication->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     index_->Stop();
@@ -200,6 +204,7 @@ class Daemon {
     // snapshot was being resolved crashed here).
     if (webhook_) webhook_->Stop();
     for (auto& controller : karta_controllers_) controller->Stop();
+    for (auto& publication : publications_) publication->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
     if (index_) index_->Stop();
@@ -252,6 +257,41 @@ class Daemon {
     }
   }
 
+  // With --publish-catalog: the leader applies the built-in catalog to
+  // each cluster when it starts leading.
+  void AddCatalogPublications() {
+    if (!config_.publish_catalog) return;
+    for (auto& cluster : live_) {
+      publications_.push_back(std::make_unique<controllers::CatalogPublication>(
+          cluster->client(), BuiltinCatalog(),
+          [this] { return elector_ != nullptr && elector_->IsLeader(); },
+          [name = cluster->name()](
+              const absl::StatusOr<std::vector<controllers::PublishedKarta>>& results) {
+            if (!results.ok()) {
+              Log(LogLevel::kWarn, "catalog not published",
+                  {{"cluster", name}, {"error", std::string(results.status().message())}});
+              return;
+            }
+            std::map<std::string, int> counts;
+            for (const controllers::PublishedKarta& karta : *results) {
+              ++counts[controllers::OutcomeName(karta.outcome)];
+              if (!karta.detail.empty()) {
+                Log(LogLevel::kWarn, "catalog karta",
+                    {{"cluster", name},
+                     {"karta", karta.name},
+                     {"outcome", controllers::OutcomeName(karta.outcome)},
+                     {"detail", karta.detail}});
+              }
+            }
+            std::vector<std::pair<std::string, std::string>> fields = {{"cluster", name}};
+            for (const auto& [outcome, count] : counts) {
+              fields.emplace_back(outcome, absl::StrCat(count));
+            }
+            Log(LogLevel::kInfo, "catalog publication", fields);
+          }));
+    }
+  }
+
   // With --leader-elect: campaigns for the Lease in the first cluster.
   // Writers check elector_->IsLeader() before each write.
   absl::Status StartLeaderElection() {
@@ -275,6 +315,7 @@ class Daemon {
               Log(LogLevel::kInfo, "started leading", {{"identity", identity}});
               // What the previous leader left is looked at again.
               for (auto& controller : karta_controllers_) controller->ResyncAll();
+              for (auto& publication : publications_) publication->StartedLeading();
             },
         .on_stopped_leading =
             [identity] {
@@ -957,6 +998,7 @@ class Daemon {
   std::string identity_;  // Identity()
   std::unique_ptr<kube::LeaderElector> elector_;
   std::vector<std::unique_ptr<controllers::KartaController>> karta_controllers_;
+  std::vector<std::unique_ptr<controllers::CatalogPublication>> publications_;
   std::string lease_;  // "namespace/name" of elector_'s Lease
   std::unique_ptr<index::SnapshotCluster> snapshot_;
   std::unique_ptr<access::TokenReviewer> tokens_;
