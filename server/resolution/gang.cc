@@ -33,12 +33,48 @@ void SetTopology(const std::optional<definitions::Topology>& t,
   out->set_preferred_topology_level(t->preferred_topology_level);
 }
 
+std::string Annotation(const Json& object, const std::string& key) {
+  return FindString(object, {"metadata", "annotations", key});
+}
+
+// What KAI's default grouper, on which its Workload Map grouper builds,
+// decides beside the group's shape (pkg/podgrouper/podgrouper/plugins/
+// defaultgrouper): the queue from the kai.scheduler/queue label of the top
+// owner, else of the pod, else the "project" label (top owner, else pod)
+// with "-<kai.scheduler/node-pool>" when the pod has that label, else
+// "default-queue"; the priority class from the priorityClassName label of
+// the top owner, else of the pod (KAI also checks that the PriorityClass
+// exists and else uses a per-kind default: that part is KAI's); and, when
+// the definition gives the group no topology, the top owner's
+// kai.scheduler/topology annotations. `pod` is null for the workload's
+// group as a whole: the podGroup form's group is the workload's, one
+// answer for all its pods, so only the alpha form's per-pod groups read
+// the pod's labels.
 void SetHints(const Json& root, const Json* pod, workloadmap::v1::PodGroup& group) {
-  for (const Json* source : {&root, pod}) {
-    if (source == nullptr) continue;
-    if (group.queue().empty()) group.set_queue(Label(*source, "kai.scheduler/queue"));
-    if (group.priority_class_name().empty()) {
-      group.set_priority_class_name(Label(*source, "priorityClassName"));
+  auto first_label = [&](const std::string& key) {
+    std::string value = Label(root, key);
+    if (value.empty() && pod != nullptr) value = Label(*pod, key);
+    return value;
+  };
+  std::string queue = first_label("kai.scheduler/queue");
+  if (queue.empty()) {
+    std::string project = first_label("project");
+    std::string node_pool = pod != nullptr ? Label(*pod, "kai.scheduler/node-pool") : "";
+    queue = project.empty()     ? "default-queue"
+            : node_pool.empty() ? project
+                                : absl::StrCat(project, "-", node_pool);
+  }
+  group.set_queue(queue);
+  group.set_priority_class_name(first_label("priorityClassName"));
+  if (!group.has_topology()) {
+    std::string topology = Annotation(root, "kai.scheduler/topology");
+    std::string required = Annotation(root, "kai.scheduler/topology-required-placement");
+    std::string preferred = Annotation(root, "kai.scheduler/topology-preferred-placement");
+    if (!topology.empty() || !required.empty() || !preferred.empty()) {
+      auto* out = group.mutable_topology();
+      out->set_topology(topology);
+      out->set_required_topology_level(required);
+      out->set_preferred_topology_level(preferred);
     }
   }
 }

@@ -1491,6 +1491,55 @@ TEST_F(ServiceTest, GangForInlinePod) {
   EXPECT_TRUE(SameMessage(cached.assignment(), response.assignment()));
 }
 
+// Queue, priority and topology as KAI's default grouper decides them
+// (pkg/podgrouper/podgrouper/plugins/defaultgrouper), from the top owner's
+// and the pod's labels and the top owner's annotations.
+TEST_F(ServiceTest, GangHintsFollowKaisDefaultGrouper) {
+  auto gang_of = [&](const Json& pod, const Json& top_owner) {
+    v1::GetGangInstructionsRequest request;
+    request.mutable_inline_pod()->set_pod_json(pod.dump());
+    request.mutable_inline_pod()->set_top_owner_json(top_owner.dump());
+    v1::GetGangInstructionsResponse response;
+    grpc::Status status = Gang(request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response.gang().pod_groups_size() == 1 ? response.gang().pod_groups(0) : v1::PodGroup();
+  };
+  Json pod = SeedObject("Pod", "demo-leader-0-0-x0l");
+  Json jobset = SeedObject("JobSet", "demo");
+  v1::PodGroup group = gang_of(pod, jobset);
+  EXPECT_EQ(group.queue(), "default-queue");
+  EXPECT_EQ(group.priority_class_name(), "");
+  EXPECT_FALSE(group.has_topology());
+
+  Json with_project = jobset;
+  with_project["metadata"]["labels"]["project"] = "ml";
+  EXPECT_EQ(gang_of(pod, with_project).queue(), "ml");
+  Json queued_owner = with_project;
+  queued_owner["metadata"]["labels"]["kai.scheduler/queue"] = "team-a";
+  queued_owner["metadata"]["labels"]["priorityClassName"] = "train";
+  EXPECT_EQ(gang_of(pod, queued_owner).queue(), "team-a");
+  EXPECT_EQ(gang_of(pod, queued_owner).priority_class_name(), "train");
+  // The podGroup form's group is the workload's, one answer for all its
+  // pods: a label on one pod does not change it (the alpha form's groups
+  // are per pod and read the pod's labels too).
+  Json labelled_pod = pod;
+  labelled_pod["metadata"]["labels"]["kai.scheduler/queue"] = "pod-queue";
+  labelled_pod["metadata"]["labels"]["kai.scheduler/node-pool"] = "a100";
+  EXPECT_EQ(gang_of(labelled_pod, with_project).queue(), "ml");
+
+  // The definition gives the JobSet's group no topology: the top owner's
+  // annotations do.
+  Json placed = jobset;
+  placed["metadata"]["annotations"]["kai.scheduler/topology"] = "cluster-topology";
+  placed["metadata"]["annotations"]["kai.scheduler/topology-required-placement"] = "rack";
+  placed["metadata"]["annotations"]["kai.scheduler/topology-preferred-placement"] = "host";
+  group = gang_of(pod, placed);
+  ASSERT_TRUE(group.has_topology());
+  EXPECT_EQ(group.topology().topology(), "cluster-topology");
+  EXPECT_EQ(group.topology().required_topology_level(), "rack");
+  EXPECT_EQ(group.topology().preferred_topology_level(), "host");
+}
+
 TEST_F(ServiceTest, GangErrors) {
   v1::GetGangInstructionsResponse response;
   v1::GetGangInstructionsRequest request;

@@ -1083,14 +1083,22 @@ type PodGroup struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// Exactly one of min_member and min_sub_group is set.
-	MinMember   *int32              `protobuf:"varint,2,opt,name=min_member,json=minMember,proto3,oneof" json:"min_member,omitempty"`
-	MinSubGroup *int32              `protobuf:"varint,3,opt,name=min_sub_group,json=minSubGroup,proto3,oneof" json:"min_sub_group,omitempty"`
-	SubGroups   []*SubGroup         `protobuf:"bytes,4,rep,name=sub_groups,json=subGroups,proto3" json:"sub_groups,omitempty"`
-	Topology    *TopologyConstraint `protobuf:"bytes,5,opt,name=topology,proto3" json:"topology,omitempty"`
+	MinMember   *int32      `protobuf:"varint,2,opt,name=min_member,json=minMember,proto3,oneof" json:"min_member,omitempty"`
+	MinSubGroup *int32      `protobuf:"varint,3,opt,name=min_sub_group,json=minSubGroup,proto3,oneof" json:"min_sub_group,omitempty"`
+	SubGroups   []*SubGroup `protobuf:"bytes,4,rep,name=sub_groups,json=subGroups,proto3" json:"sub_groups,omitempty"`
+	// The definition's, else the top owner's kai.scheduler/topology,
+	// -required-placement and -preferred-placement annotations.
+	Topology *TopologyConstraint `protobuf:"bytes,5,opt,name=topology,proto3" json:"topology,omitempty"`
 	// "podGroup" (current) or "podGroups" (alpha) definition form.
 	Form string `protobuf:"bytes,6,opt,name=form,proto3" json:"form,omitempty"`
-	// Hints read from kai.scheduler/* labels of the top owner or pod.
-	Queue             string `protobuf:"bytes,7,opt,name=queue,proto3" json:"queue,omitempty"`
+	// As KAI's default grouper decides it: the kai.scheduler/queue label of
+	// the top owner, else the "project" label, else "default-queue". (The
+	// alpha form's per-pod groups also read the pod's labels, and append the
+	// pod's kai.scheduler/node-pool to the project.)
+	Queue string `protobuf:"bytes,7,opt,name=queue,proto3" json:"queue,omitempty"`
+	// The priorityClassName label of the top owner (else, alpha form, of the
+	// pod). KAI uses it when that PriorityClass exists, else its per-kind
+	// default.
 	PriorityClassName string `protobuf:"bytes,8,opt,name=priority_class_name,json=priorityClassName,proto3" json:"priority_class_name,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
