@@ -28,6 +28,7 @@
 #include "integration_tests/daemon/daemon_process.h"
 #include "integration_tests/kube/testbed_fixture.h"
 #include "server/common/yaml_json.h"
+#include "server/definitions/testing/karta_fixture.h"
 #include "server/kube/testing/eventually.h"
 
 namespace wm::testing {
@@ -878,22 +879,10 @@ TEST(DaemonTest, ReplicasElectOneLeaderAndHandOverWhenItDies) {
   EXPECT_EQ(c->Stop(), 0);
 }
 
-// A Karta the checks refuse (its pod template path reads input), for a kind
-// no test serves.
+// A Karta the checks refuse, for a kind no test serves.
 Json InvalidKarta(const std::string& name) {
-  return {
-      {"apiVersion", "run.ai/v1alpha1"},
-      {"kind", "Karta"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"structureDefinition",
-         {{"rootComponent",
-           {{"name", "root"},
-            {"kind", {{"group", "handover.test.run.ai"}, {"version", "v1"}, {"kind", "Widget"}}},
-            {"statusDefinition",
-             {{"statusMappings",
-               {{"running", {{{"byConditions", {{{"type", "Running"}, {"status", "True"}}}}}}}}}}},
-            {"specDefinition", {{"podTemplateSpecPath", ".spec.template | input"}}}}}}}}}};
+  return definitions::testing::KartaFixture(name, Gvk{"handover.test.run.ai", "v1", "Widget"},
+                                            definitions::testing::kRefusedPodTemplatePath);
 }
 
 // The Karta operator's writes across a leader's death: each finding gets

@@ -5,6 +5,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "integration_tests/kube/testbed_fixture.h"
+#include "server/definitions/testing/karta_fixture.h"
 #include "server/expressions/jq_engine.h"
 #include "server/kube/testing/eventually.h"
 #include "server/sources/definition_set.h"
@@ -24,19 +25,7 @@ expressions::Engine& Engine() {
 }
 
 Json Karta(const std::string& name, const std::string& kind_group, const std::string& kind) {
-  return {
-      {"apiVersion", "run.ai/v1alpha1"},
-      {"kind", "Karta"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"structureDefinition",
-         {{"rootComponent",
-           {{"name", "root"},
-            {"kind", {{"group", kind_group}, {"version", "v1alpha2"}, {"kind", kind}}},
-            {"statusDefinition",
-             {{"statusMappings",
-               {{"running", {{{"byConditions", {{{"type", "Running"}, {"status", "True"}}}}}}}}}}},
-            {"specDefinition", {{"podTemplateSpecPath", ".spec.template"}}}}}}}}}};
+  return definitions::testing::KartaFixture(name, Gvk{kind_group, "v1alpha2", kind});
 }
 
 TEST(ClusterDefinitionsIntegrationTest, KartaOverridesTheCatalogAndInvalidOnesAreReported) {

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "integration_tests/kube/testbed_fixture.h"
 #include "server/common/json_path.h"
+#include "server/definitions/testing/karta_fixture.h"
 #include "server/expressions/native_engine.h"
 #include "server/kube/testing/eventually.h"
 #include "server/sources/definition_set.h"
@@ -41,20 +42,9 @@ std::string UniqueGroup() {
   return absl::StrCat("op", absl::Uniform<uint32_t>(random, 0, 1u << 30), ".test.run.ai");
 }
 
-Json Karta(const std::string& name, const Gvk& root) {
-  return {
-      {"apiVersion", "run.ai/v1alpha1"},
-      {"kind", "Karta"},
-      {"metadata", {{"name", name}}},
-      {"spec",
-       {{"structureDefinition",
-         {{"rootComponent",
-           {{"name", "root"},
-            {"kind", {{"group", root.group}, {"version", root.version}, {"kind", root.kind}}},
-            {"statusDefinition",
-             {{"statusMappings",
-               {{"running", {{{"byConditions", {{{"type", "Running"}, {"status", "True"}}}}}}}}}}},
-            {"specDefinition", {{"podTemplateSpecPath", ".spec.template"}}}}}}}}}};
+Json Karta(const std::string& name, const Gvk& root,
+           const std::string& pod_template_path = ".spec.template") {
+  return definitions::testing::KartaFixture(name, root, pod_template_path);
 }
 
 Json Crd(const Gvk& gvk, const std::string& plural) {
@@ -206,9 +196,7 @@ TEST(KartaControllerIntegrationTest, AnInvalidKartaGetsValidatedFalseAndOneEvent
   Operator op;
   Gvk widget{UniqueGroup(), "v1", "Widget"};
   std::string name = "broken-" + widget.group;
-  Json broken = Karta(name, widget);
-  broken["spec"]["structureDefinition"]["rootComponent"]["specDefinition"]["podTemplateSpecPath"] =
-      ".spec.template | input";
+  Json broken = Karta(name, widget, definitions::testing::kRefusedPodTemplatePath);
   ASSERT_TRUE(tb.Call("POST", kKartas, broken).ok());
 
   ASSERT_TRUE(Eventually([&] { return ConditionIs(name, "Validated", "False"); }, kWait))
@@ -269,9 +257,7 @@ TEST(KartaControllerIntegrationTest, NothingIsRewrittenWhenNothingChanged) {
   Gvk widget{UniqueGroup(), "v1", "Widget"};
   ASSERT_TRUE(tb.Call("POST", kCrds, Crd(widget, "widgets")).ok());
   std::string valid = "valid-" + widget.group, broken = "broken-" + widget.group;
-  Json bad = Karta(broken, widget);
-  bad["spec"]["structureDefinition"]["rootComponent"]["specDefinition"]["podTemplateSpecPath"] =
-      ".spec.template | input";
+  Json bad = Karta(broken, widget, definitions::testing::kRefusedPodTemplatePath);
   ASSERT_TRUE(tb.Call("POST", kKartas, Karta(valid, widget)).ok());
   ASSERT_TRUE(tb.Call("POST", kKartas, bad).ok());
   std::string valid_version, broken_version;

@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/definitions/testing/karta_fixture.h"
 #include "server/expressions/native_engine.h"
 
 namespace wm::admission {
@@ -15,19 +16,8 @@ expressions::Engine& Engine() {
 }
 
 Json Karta(const std::string& template_path) {
-  return {
-      {"apiVersion", "run.ai/v1alpha1"},
-      {"kind", "Karta"},
-      {"metadata", {{"name", "widgets"}}},
-      {"spec",
-       {{"structureDefinition",
-         {{"rootComponent",
-           {{"name", "root"},
-            {"kind", {{"group", "example.com"}, {"version", "v1"}, {"kind", "Widget"}}},
-            {"statusDefinition",
-             {{"statusMappings",
-               {{"running", {{{"byConditions", {{{"type", "Running"}, {"status", "True"}}}}}}}}}}},
-            {"specDefinition", {{"podTemplateSpecPath", template_path}}}}}}}}}};
+  return definitions::testing::KartaFixture("widgets", Gvk{"example.com", "v1", "Widget"},
+                                            template_path);
 }
 
 std::string Review(const std::string& operation, const Json& object, Json old_object = nullptr) {
