@@ -111,3 +111,26 @@ delete_namespace() {
   kubectl get namespace "$1" -o json 2>/dev/null | jq '.spec.finalizers = []' |
     kubectl replace --raw "/api/v1/namespaces/$1/finalize" -f - >/dev/null 2>&1 || true
 }
+
+# karta_manifest NAME GROUP POD_TEMPLATE_PATH LABEL_KEY LABEL_VALUE: the
+# smallest Karta (server/definitions/testing/karta_fixture.h's), of kind
+# GROUP/v1 Widget, labelled, as YAML on stdout. The path ".spec.template |
+# input" makes it one the checks refuse.
+karta_manifest() {
+  cat <<EOF
+apiVersion: run.ai/v1alpha1
+kind: Karta
+metadata:
+  name: $1
+  labels: {$4: "$5"}
+spec:
+  structureDefinition:
+    rootComponent:
+      name: root
+      kind: {group: $2, version: v1, kind: Widget}
+      statusDefinition:
+        statusMappings:
+          running: [{byConditions: [{type: Running, status: "True"}]}]
+      specDefinition: {podTemplateSpecPath: "$3"}
+EOF
+}

@@ -80,22 +80,7 @@ webhooks:
 EOF
 
 karta() {  # karta NAME TEMPLATE_PATH: a Karta of this test on stdout
-  cat <<EOF
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata:
-  name: $1
-  labels: {wm-webhook-test: $id}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: root
-      kind: {group: webhook-test.run.ai, version: v1, kind: Widget}
-      statusDefinition:
-        statusMappings:
-          running: [{byConditions: [{type: Running, status: "True"}]}]
-      specDefinition: {podTemplateSpecPath: "$2"}
-EOF
+  karta_manifest "$1" webhook-test.run.ai "$2" wm-webhook-test "$id"
 }
 
 # --- 1. an invalid Karta is refused with its field paths ---------------------

@@ -331,22 +331,8 @@ jq -e '
   "$work/karta.json" >/dev/null || fail "karta-operator: not exactly patch on kartas and kartas/status, create on events"
 # A Karta of a kind no test serves, with an expression the checks refuse.
 karta="deploy-test$suffix"
-kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null <<EOF
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata:
-  name: $karta
-  labels: {wm-deploy-test: $ns}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: root
-      kind: {group: deploy-test.run.ai, version: v1, kind: Widget}
-      statusDefinition:
-        statusMappings:
-          running: [{byConditions: [{type: Running, status: "True"}]}]
-      specDefinition: {podTemplateSpecPath: ".spec.template | input"}
-EOF
+karta_manifest "$karta" deploy-test.run.ai ".spec.template | input" wm-deploy-test "$ns" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
 karta_metrics=$(free_port)
 POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
   --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$karta_metrics" --leader-elect \

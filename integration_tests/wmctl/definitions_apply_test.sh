@@ -75,22 +75,7 @@ echo "ok: a field a user changed survives the apply (kept, and the manager named
 
 # --- 3. --prune ---------------------------------------------------------------
 stale() {  # stale NAME: a catalog-labelled Karta for a kind we do not ship
-  cat <<EOF
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata:
-  name: $1
-  labels: {workloadmap.run.ai/catalog: "true"}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: root
-      kind: {group: apply-test.run.ai, version: v1, kind: Widget}
-      statusDefinition:
-        statusMappings:
-          running: [{byConditions: [{type: Running, status: "True"}]}]
-      specDefinition: {podTemplateSpecPath: ".spec.template"}
-EOF
+  karta_manifest "$1" apply-test.run.ai .spec.template workloadmap.run.ai/catalog true
 }
 stale "$ns-stale" | kubectl apply --server-side --field-manager=workloadmap-catalog -f - >/dev/null
 stale "$ns-users" | kubectl create -f - >/dev/null
