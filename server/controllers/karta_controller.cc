@@ -64,12 +64,17 @@ void KartaController::Run() {
     absl::Status status = may_write_() ? Reconcile(*name) : absl::OkStatus();
     if (status.ok()) {
       failures_.erase(*name);
+      last_errors_.erase(*name);
     } else {
       ++failed_;
       int failures = ++failures_[*name];
       absl::Duration backoff = options_.min_backoff * (1 << std::min(failures - 1, 16));
       queue_.AddAfter(*name, std::min(backoff, options_.max_backoff));
-      if (options_.on_error) options_.on_error(*name, status);
+      // Told once per Karta and error: a missing RBAC grant fails every
+      // retry of every Karta the same way.
+      std::string& last = last_errors_[*name];
+      if (options_.on_error && last != status.message()) options_.on_error(*name, status);
+      last = std::string(status.message());
     }
     queue_.Done(*name);
   }

@@ -52,7 +52,8 @@ class KartaController {
     absl::Duration resync = absl::Minutes(10);
     absl::Duration min_backoff = absl::Milliseconds(500);
     absl::Duration max_backoff = absl::Seconds(60);
-    // Told of each failed reconcile (on the worker thread), for logs.
+    // Told of a failed reconcile (on the worker thread), for logs: once per
+    // Karta until its error changes or it succeeds.
     std::function<void(const std::string& karta, const absl::Status&)> on_error;
   };
   // Writes made since start, by kind, and failed reconciles.
@@ -109,6 +110,7 @@ class KartaController {
   // The worker's own: no lock.
   std::map<std::string, Checked> checked_;
   std::map<std::string, int> failures_;
+  std::map<std::string, std::string> last_errors_;  // the last one told to on_error
 
   std::atomic<int64_t> label_writes_{0}, status_writes_{0}, events_{0}, failed_{0};
 };
