@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/common/json_path.h"
+#include "server/common/json_reader.h"
 #include "server/controllers/karta_status.h"
 #include "server/sources/definition_set.h"
 
@@ -59,8 +60,8 @@ void KartaController::Run() {
       }
       continue;
     }
-    // A replica that does not lead reads nothing into the queue's work:
-    // when it starts leading, everything is queued again.
+    // A replica that does not lead drops the key: when it starts leading,
+    // every Karta is queued again.
     absl::Status status = may_write_() ? Reconcile(*name) : absl::OkStatus();
     if (status.ok()) {
       failures_.erase(*name);
@@ -116,8 +117,11 @@ absl::StatusOr<Json> KartaController::Patch(const std::string& path, const Json&
       return absl::UnavailableError(
           absl::StrCat("PATCH ", path, ": HTTP ", response->status, ": ", message));
   }
-  Json object = Json::parse(response->body, nullptr, false);
-  if (object.is_discarded()) return absl::InternalError("the apiserver answered with invalid JSON");
+  absl::StatusOr<Json> object = ParseJson(response->body);
+  if (!object.ok()) {
+    return absl::InternalError(
+        absl::StrCat("the apiserver answered with invalid JSON: ", object.status().message()));
+  }
   return object;
 }
 

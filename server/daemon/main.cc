@@ -232,7 +232,7 @@ class Daemon {
   // may not be alone writes only while it leads). Wired to their cluster's
   // cache here, before it starts; started once the elector exists.
   void AddControllers() {
-    if (!config_.leader_elect || config_.snapshot.size() > 0) return;
+    if (!config_.leader_elect || !config_.snapshot.empty()) return;
     if (config_.karta_operator && !config_.cluster_definitions) {
       Log(LogLevel::kWarn,
           "the Karta operator is off: --no-cluster-definitions stops watching Kartas");
@@ -806,8 +806,6 @@ class Daemon {
     };
   }
 
-  // The HTTP endpoint: metrics, probes, /debug, and the JSON API and web
-  // page (docs/http-api.md).
   // With --webhook-address: the validating admission webhook for Karta
   // objects, on its own HTTPS port (the apiserver calls it; the metrics
   // port may be plaintext and is for people).
@@ -860,6 +858,8 @@ class Daemon {
     return absl::OkStatus();
   }
 
+  // The HTTP endpoint: metrics, probes, /debug, and the JSON API and web
+  // page (docs/http-api.md).
   absl::Status StartHttp() {
     if (config_.metrics_address.empty()) return absl::OkStatus();
     observability::HttpServerOptions http_options;
