@@ -24,14 +24,6 @@ Json Response(const std::string& uid, bool allowed) {
           {"response", {{"uid", uid}, {"allowed", allowed}}}};
 }
 
-std::string Line(const Finding& f) {
-  std::string line = f.is_error() ? absl::StrCat("error: ", f.ToString()) : f.ToString();
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return line;
-}
-
 }  // namespace
 
 absl::StatusOr<KartaReview> ReviewKarta(absl::string_view body, expressions::Engine& engine) {
@@ -66,8 +58,9 @@ absl::StatusOr<KartaReview> ReviewKarta(absl::string_view body, expressions::Eng
   for (bool errors : {true, false}) {
     for (const Finding& f : checked.findings) {
       if (f.is_error() != errors) continue;
-      if (lines.size() < kMaxListedFindings) lines.push_back(Line(f));
-      if (!f.is_error() && warnings.size() < kMaxWarnings) warnings.push_back(Line(f));
+      if (lines.size() < kMaxListedFindings) lines.push_back(definitions::FindingLine(f));
+      if (!f.is_error() && warnings.size() < kMaxWarnings)
+        warnings.push_back(definitions::FindingLine(f));
     }
   }
   if (checked.findings.size() > lines.size()) {

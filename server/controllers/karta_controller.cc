@@ -183,7 +183,7 @@ absl::Status KartaController::Reconcile(const std::string& name) {
     // lists the finding, is the record; events are the notice.
     absl::Status s =
         recorder_.Warning(reference, finding.is_error() ? "ValidationFailed" : "ValidationWarning",
-                          FindingLine(finding));
+                          definitions::FindingLine(finding));
     if (!s.ok()) {
       if (options_.on_error) options_.on_error(name, s);
       continue;

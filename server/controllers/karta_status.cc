@@ -50,17 +50,6 @@ bool LabelsValid(const Gvk& gvk) {
 
 }  // namespace
 
-std::string FindingLine(const Finding& finding) {
-  // ToString marks warnings; errors are marked here, so each line says.
-  std::string line =
-      finding.is_error() ? absl::StrCat("error: ", finding.ToString()) : finding.ToString();
-  // One finding per line of the message, whatever its text holds.
-  for (char& c : line) {
-    if (c == '\n' || c == '\r') c = ' ';
-  }
-  return line;
-}
-
 DesiredKarta Desire(int64_t generation, const definitions::CheckedDefinition& checked,
                     const std::string& root_kind_problem) {
   DesiredKarta desired;
@@ -75,7 +64,7 @@ DesiredKarta Desire(int64_t generation, const definitions::CheckedDefinition& ch
     }
   }
   std::vector<std::string> lines;
-  for (const Finding& f : desired.reported) lines.push_back(FindingLine(f));
+  for (const Finding& f : desired.reported) lines.push_back(definitions::FindingLine(f));
   if (checked.findings.size() > desired.reported.size()) {
     lines.push_back(absl::StrCat("and ", checked.findings.size() - desired.reported.size(),
                                  " more findings (wmctl validate lists them all)"));
@@ -177,7 +166,7 @@ std::vector<Finding> NewFindings(const Json& object, const DesiredKarta& desired
   }
   std::vector<Finding> fresh;
   for (const Finding& f : desired.reported) {
-    if (!listed.contains(FindingLine(f))) fresh.push_back(f);
+    if (!listed.contains(definitions::FindingLine(f))) fresh.push_back(f);
   }
   return fresh;
 }

@@ -60,10 +60,6 @@ inline constexpr size_t kMaxReportedFindings = 20;
 DesiredKarta Desire(int64_t generation, const definitions::CheckedDefinition& checked,
                     const std::string& root_kind_problem);
 
-// How a finding reads in Validated's message and in its event:
-// "error: spec.x: message" or "warning: ...".
-std::string FindingLine(const Finding& finding);
-
 // The JSON merge patch that gives `object` the desired labels (with its
 // resourceVersion, so a patch computed from a stale object is refused), or
 // nothing when it carries them already.

@@ -157,7 +157,7 @@ TEST(KartaStatusTest, OnlyFindingsNotYetListedAreNew) {
   DesiredKarta desired = Desire(4, Checked({old_finding, new_finding}), "");
   std::vector<Finding> fresh = NewFindings(object, desired);
   ASSERT_EQ(fresh.size(), 1u);
-  EXPECT_EQ(FindingLine(fresh[0]), "warning: spec.y: odd");
+  EXPECT_EQ(definitions::FindingLine(fresh[0]), "warning: spec.y: odd");
 }
 
 }  // namespace

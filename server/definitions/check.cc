@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
@@ -22,6 +23,16 @@ std::optional<Gvk> RootKindAsWritten(const Json& object) {
 }
 
 }  // namespace
+
+std::string FindingLine(const Finding& finding) {
+  // ToString marks warnings; errors are marked here, so each line says.
+  std::string line =
+      finding.is_error() ? absl::StrCat("error: ", finding.ToString()) : finding.ToString();
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return line;
+}
 
 bool CheckedDefinition::valid() const {
   for (const Finding& f : findings) {

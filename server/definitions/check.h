@@ -36,6 +36,12 @@ struct CheckedDefinition {
 CheckedDefinition CheckDefinition(Json object, Origin origin, const std::string& source,
                                   expressions::Engine& engine);
 
+// How one finding reads on a line of its own, in the Karta operator's
+// Validated condition, its events and the webhook's refusal:
+// "error: spec.x: message" or "warning: spec.x: message", line breaks in
+// the message made spaces.
+std::string FindingLine(const Finding& finding);
+
 }  // namespace wm::definitions
 
 #endif  // WM_SERVER_DEFINITIONS_CHECK_H_
