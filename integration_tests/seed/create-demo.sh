@@ -8,7 +8,7 @@
 # run, so nothing here changes by itself afterwards.
 #
 #   create-demo.sh [--namespace NS] [--name NAME] [--replace] [--pods-not-ready]
-#                  [--no-webhook-defaults]
+#                  [--no-webhook-defaults] [--scheduler-name NAME]
 #
 #   --namespace NS     namespace (default: default); must exist
 #   --name NAME        JobSet name (default: demo); Jobs are NAME-<role>-<i>,
@@ -25,6 +25,8 @@
 #                      (successPolicy All, startupPolicy AnyOrder,
 #                      completionMode Indexed, network.enableDNSHostnames and
 #                      publishNotReadyAddresses true)
+#   --scheduler-name NAME
+#                      the pod templates' (and so the pods') schedulerName
 #
 # kubectl: $KUBECTL, else $WM_TESTBED_BIN/kubectl, else PATH; KUBECONFIG is honoured
 # (source the testbed's DIR/env). Needs jq.
@@ -54,8 +56,8 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 
-usage() { sed -n '10,30p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
-ns=default name=demo replace=0 ready=true webhook=1
+usage() { sed -n '10,32p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+ns=default name=demo replace=0 ready=true webhook=1 scheduler=""
 while (($#)); do
   case "$1" in
     --namespace|-n) ns="${2:?--namespace needs a value}"; shift 2 ;;
@@ -63,6 +65,7 @@ while (($#)); do
     --replace) replace=1; shift ;;
     --pods-not-ready) ready=false; shift ;;
     --no-webhook-defaults) webhook=0; shift ;;
+    --scheduler-name) scheduler="${2:?--scheduler-name needs a value}"; shift 2 ;;
     -h|--help) usage ;;
     *) echo "create-demo.sh: unknown argument $1" >&2; usage ;;
   esac
@@ -86,8 +89,11 @@ hex() { openssl rand -hex "$1" 2>/dev/null || head -c "$1" /dev/urandom | od -An
 # --- JobSet --------------------------------------------------------------
 # (YAML to JSON, offline; no -n: jobset.yaml names its own namespace.)
 manifest="$("$kubectl_bin" create --dry-run=client --validate=false -o json -f "$here/jobset.yaml" |
-  jq --arg ns "$ns" --arg name "$name" --argjson webhook "$webhook" '
+  jq --arg ns "$ns" --arg name "$name" --argjson webhook "$webhook" --arg scheduler "$scheduler" '
     .metadata.name = $name | .metadata.namespace = $ns |
+    if $scheduler != "" then
+      .spec.replicatedJobs |= map(.template.spec.template.spec.schedulerName = $scheduler)
+    else . end |
     if $webhook == 1 then
       .spec.successPolicy //= {operator: "All"} |
       .spec.startupPolicy //= {startupPolicyOrder: "AnyOrder"} |

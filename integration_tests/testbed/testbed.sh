@@ -11,6 +11,12 @@
 #   testbed.sh kill-apiserver DIR     kill -9 kube-apiserver
 #   testbed.sh start-apiserver DIR    start it again with the same flags
 #   testbed.sh compact DIR    compact etcd at its current revision
+#   testbed.sh start-gc DIR   start kube-controller-manager with the garbage
+#                             collector alone (built on first use), for the
+#                             tests that need dependents deleted with their
+#                             owners; it deletes every object whose owners
+#                             are gone, so it runs only while such a test does
+#   testbed.sh stop-gc DIR    stop it
 #
 # Environment: the framework CRDs are this project's own (crds/: the names,
 # scope and versions of every kind the catalog covers, with a schema that
@@ -22,7 +28,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 crds_dir="${WM_CRDS_DIR:-$here/crds}"
 
-cmd="${1:?usage: testbed.sh start|stop|kill-apiserver|start-apiserver|compact DIR}"
+cmd="${1:?usage: testbed.sh start|stop|kill-apiserver|start-apiserver|compact|start-gc|stop-gc DIR}"
 dir="${2:?state directory}"
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
@@ -167,6 +173,7 @@ EOF
     echo "testbed: ${#crds[@]} CRD files ($crds_from) established after $((SECONDS - start)) s" >&2
     ;;
   stop)
+    stop_pid "$dir/gc.pid"
     stop_pid "$dir/apiserver.pid"
     stop_pid "$dir/etcd.pid"
     ;;
@@ -184,6 +191,25 @@ EOF
     ;;
   start-apiserver)
     start_apiserver
+    ;;
+  start-gc)
+    # shellcheck disable=SC1091
+    source "$dir/env"
+    gc_bin="$("$here/build.sh" gc | tail -1)"
+    "$gc_bin/kube-controller-manager" --kubeconfig="$dir/kubeconfig" \
+      --controllers=garbagecollector --leader-elect=false --secure-port=0 \
+      --concurrent-gc-syncs=5 --v=1 >"$dir/gc.log" 2>&1 &
+    echo $! >"$dir/gc.pid"
+    # Ready once it has synced its graph of every deletable resource.
+    deadline=$((SECONDS + 120))
+    until grep -qi "all resource monitors have synced" "$dir/gc.log"; do
+      kill -0 "$(cat "$dir/gc.pid")" 2>/dev/null || { tail -n 5 "$dir/gc.log" >&2; exit 1; }
+      ((SECONDS < deadline)) || { echo "testbed: the garbage collector did not sync" >&2; exit 1; }
+      sleep 0.2
+    done
+    ;;
+  stop-gc)
+    stop_pid "$dir/gc.pid"
     ;;
   compact)
     # shellcheck disable=SC1091

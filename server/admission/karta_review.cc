@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/admission/admission_review.h"
 #include "server/common/json_path.h"
-#include "server/common/json_reader.h"
 #include "server/definitions/check.h"
 
 namespace wm::admission {
@@ -18,35 +18,18 @@ constexpr size_t kMaxListedFindings = 50;
 // The apiserver keeps at most this many warnings of a webhook's answer.
 constexpr size_t kMaxWarnings = 20;
 
-Json Response(const std::string& uid, bool allowed) {
-  return {{"apiVersion", "admission.k8s.io/v1"},
-          {"kind", "AdmissionReview"},
-          {"response", {{"uid", uid}, {"allowed", allowed}}}};
-}
-
 }  // namespace
 
 absl::StatusOr<KartaReview> ReviewKarta(absl::string_view body, expressions::Engine& engine) {
-  absl::StatusOr<Json> review = ParseJson(body);
-  if (!review.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the body is not JSON: ", review.status().message()));
-  }
-  if (FindString(*review, {"apiVersion"}) != "admission.k8s.io/v1" ||
-      FindString(*review, {"kind"}) != "AdmissionReview") {
-    return absl::InvalidArgumentError("want an admission.k8s.io/v1 AdmissionReview");
-  }
-  const Json* request = Find(*review, {"request"});
-  std::string uid = request != nullptr ? FindString(*request, {"uid"}) : "";
-  if (request == nullptr || !request->is_object() || uid.empty()) {
-    return absl::InvalidArgumentError("the AdmissionReview has no request with a uid");
-  }
-  KartaReview out{Response(uid, true), Verdict::kAllowed};
-  std::string operation = FindString(*request, {"operation"});
-  const Json* object = Find(*request, {"object"});
+  absl::StatusOr<AdmissionRequest> parsed = ParseAdmissionReview(body);
+  if (!parsed.ok()) return parsed.status();
+  const Json& request = parsed->request;
+  KartaReview out{AdmissionResponse(parsed->uid, true), Verdict::kAllowed};
+  const std::string& operation = parsed->operation;
+  const Json* object = Find(request, {"object"});
   if ((operation != "CREATE" && operation != "UPDATE") || object == nullptr) return out;
   if (operation == "UPDATE") {
-    const Json* old_object = Find(*request, {"oldObject"});
+    const Json* old_object = Find(request, {"oldObject"});
     const Json* old_spec = old_object != nullptr ? Find(*old_object, {"spec"}) : nullptr;
     const Json* spec = Find(*object, {"spec"});
     if (old_spec != nullptr && spec != nullptr && *old_spec == *spec) return out;

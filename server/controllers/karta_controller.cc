@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "server/common/json_path.h"
-#include "server/common/json_reader.h"
+#include "server/controllers/api_writes.h"
 #include "server/controllers/karta_status.h"
 #include "server/sources/definition_set.h"
 
@@ -95,36 +95,6 @@ const definitions::CheckedDefinition& KartaController::Check(const std::string& 
   return it->second.result;
 }
 
-absl::StatusOr<Json> KartaController::Patch(const std::string& path, const Json& patch) {
-  kube::HttpRequest request;
-  request.method = "PATCH";
-  request.path = absl::StrCat(path, "?fieldManager=", kube::QueryEscape(options_.field_manager));
-  request.content_type = "application/merge-patch+json";
-  request.body = patch.dump();
-  auto response = client_.Do(request);
-  if (!response.ok()) return response.status();
-  std::string message = kube::StatusMessage(response->body);
-  switch (response->status) {
-    case 200:
-      break;
-    case 404:
-      return absl::NotFoundError(message);
-    case 409:
-      // The object changed since the cache saw it: the informer brings the
-      // new one, which is looked at again.
-      return absl::AbortedError(absl::StrCat("conflict: ", message));
-    default:
-      return absl::UnavailableError(
-          absl::StrCat("PATCH ", path, ": HTTP ", response->status, ": ", message));
-  }
-  absl::StatusOr<Json> object = ParseJson(response->body);
-  if (!object.ok()) {
-    return absl::InternalError(
-        absl::StrCat("the apiserver answered with invalid JSON: ", object.status().message()));
-  }
-  return object;
-}
-
 absl::Status KartaController::Reconcile(const std::string& name) {
   auto store = cache_.StoreFor(sources::KartaGvk());
   auto resource = cache_.ResourceFor(sources::KartaGvk());
@@ -154,7 +124,7 @@ absl::Status KartaController::Reconcile(const std::string& name) {
   };
   if (std::optional<Json> patch = LabelsPatch(object, desired)) {
     if (!may_write_()) return absl::OkStatus();
-    absl::StatusOr<Json> written = Patch(path, *patch);
+    absl::StatusOr<Json> written = MergePatch(client_, path, *patch, options_.field_manager);
     if (!written.ok()) return absorb(written.status());
     ++label_writes_;
     object = *std::move(written);  // its resourceVersion guards the status write
@@ -164,7 +134,8 @@ absl::Status KartaController::Reconcile(const std::string& name) {
   std::vector<Finding> fresh = NewFindings(object, desired);
   if (std::optional<Json> patch = StatusPatch(object, desired, absl::Now())) {
     if (!may_write_()) return absl::OkStatus();
-    absl::StatusOr<Json> written = Patch(path + "/status", *patch);
+    absl::StatusOr<Json> written =
+        MergePatch(client_, path + "/status", *patch, options_.field_manager);
     if (!written.ok()) return absorb(written.status());
     ++status_writes_;
     object = *std::move(written);

@@ -95,8 +95,6 @@ class KartaController {
   // generation (status and label writes do not change it).
   const definitions::CheckedDefinition& Check(const std::string& name, const std::string& uid,
                                               int64_t generation, const Json& object);
-  // A merge patch of the Karta (or its status); the object as written.
-  absl::StatusOr<Json> Patch(const std::string& path, const Json& patch);
 
   const kube::ApiClient& client_;
   const kube::ClusterCache& cache_;

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
 #include <sstream>
 #include <utility>
@@ -26,6 +27,7 @@
 #include "server/access/unix_peers.h"
 #include "server/common/json.h"
 #include "server/common/quantity.h"
+#include "server/common/user_text.h"
 #include "server/common/yaml_json.h"
 #include "server/expressions/jq_engine.h"
 
@@ -507,6 +509,34 @@ constexpr Option kOptions[] = {
      "and -kind, the conditions Validated, CRDExists and Ready, and a Warning event per "
      "finding on each Karta object). Without --leader-elect the daemon writes nothing.",
      &SetBool<&Config::karta_operator, true>, nullptr, &ShowBool<&Config::karta_operator, true>},
+    {"kai-pod-groups", "WM_KAI_POD_GROUPS", "pod-groups.kai", "Leader election", "SCHEDULER",
+     Kind::kList, false,
+     "On the leader (--leader-elect), write KAI Scheduler PodGroups (scheduling.run.ai/v2alpha2, "
+     "as KAI's pod-grouper would) for pods with this schedulerName whose top owner's definition "
+     "has gang instructions, and annotate the pods. Repeatable. Kinds KAI groups itself are "
+     "left to KAI unless --kai-pod-groups-for-native-kinds.",
+     &AppendItem<&Config::kai_pod_groups, &CheckNotEmpty>, &ListOf<&Config::kai_pod_groups>,
+     &ShowList<&Config::kai_pod_groups>},
+    {"kai-pod-groups-for-native-kinds", "WM_KAI_POD_GROUPS_FOR_NATIVE_KINDS",
+     "pod-groups.kai-native-kinds", "Leader election", "", Kind::kBool, false,
+     "Write KAI PodGroups also for the kinds KAI's pod-grouper has a plugin for (JobSet, "
+     "PyTorchJob, RayCluster, LeaderWorkerSet, ...): for clusters where KAI's pod-grouper does "
+     "not run.",
+     &SetBool<&Config::kai_pod_groups_for_native_kinds, false>, nullptr,
+     &ShowBool<&Config::kai_pod_groups_for_native_kinds, false>},
+    {"volcano-pod-groups", "WM_VOLCANO_POD_GROUPS", "pod-groups.volcano", "Leader election",
+     "SCHEDULER", Kind::kList, false,
+     "On the leader, write Volcano PodGroups (scheduling.volcano.sh/v1beta1) for pods with this "
+     "schedulerName and annotate the pods (scheduling.k8s.io/group-name). Repeatable.",
+     &AppendItem<&Config::volcano_pod_groups, &CheckNotEmpty>, &ListOf<&Config::volcano_pod_groups>,
+     &ShowList<&Config::volcano_pod_groups>},
+    {"coscheduling-pod-groups", "WM_COSCHEDULING_POD_GROUPS", "pod-groups.coscheduling",
+     "Leader election", "SCHEDULER", Kind::kList, false,
+     "On the leader, write scheduler-plugins coscheduling PodGroups (scheduling.x-k8s.io/"
+     "v1alpha1) for pods with this schedulerName and label the pods "
+     "(scheduling.x-k8s.io/pod-group). Repeatable.",
+     &AppendItem<&Config::coscheduling_pod_groups, &CheckNotEmpty>,
+     &ListOf<&Config::coscheduling_pod_groups>, &ShowList<&Config::coscheduling_pod_groups>},
     {"authentication-cache-ttl", "WM_AUTHENTICATION_CACHE_TTL", "authentication.cache-ttl",
      "Access", "DURATION", Kind::kValue, false,
      "How long an accepted token is trusted before the apiserver is asked again.",
@@ -875,6 +905,28 @@ absl::Status CheckCombination(const Config& c) {
   if (c.publish_catalog && !c.leader_elect) {
     return absl::InvalidArgumentError(
         "--publish-catalog needs --leader-elect (one replica at a time writes to the cluster)");
+  }
+  {
+    std::map<std::string, std::string> seen;  // schedulerName -> flag
+    for (const auto& [flag, names] :
+         {std::pair{"--kai-pod-groups", &c.kai_pod_groups},
+          std::pair{"--volcano-pod-groups", &c.volcano_pod_groups},
+          std::pair{"--coscheduling-pod-groups", &c.coscheduling_pod_groups}}) {
+      if (!names->empty() && !c.leader_elect) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, " needs --leader-elect (one replica at a time writes to the cluster)"));
+      }
+      for (const std::string& name : *names) {
+        auto [it, fresh] = seen.emplace(name, flag);
+        if (!fresh) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "scheduler ", QuoteUserText(name), " is named by both ", it->second, " and ", flag));
+        }
+      }
+    }
+  }
+  if (c.kai_pod_groups_for_native_kinds && c.kai_pod_groups.empty()) {
+    return absl::InvalidArgumentError("--kai-pod-groups-for-native-kinds needs --kai-pod-groups");
   }
   if (c.publish_catalog && !c.builtin_catalog) {
     return absl::InvalidArgumentError(

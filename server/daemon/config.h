@@ -62,6 +62,14 @@ struct Config {
   bool karta_operator = true;
   // --publish-catalog: the leader applies the built-in catalog as Kartas.
   bool publish_catalog = false;
+  // --kai-pod-groups, --volcano-pod-groups, --coscheduling-pod-groups: the
+  // leader writes that scheduler's PodGroups for pods with these
+  // schedulerNames; --kai-pod-groups-for-native-kinds also for the kinds
+  // KAI's pod-grouper groups itself.
+  std::vector<std::string> kai_pod_groups;
+  std::vector<std::string> volcano_pod_groups;
+  std::vector<std::string> coscheduling_pod_groups;
+  bool kai_pod_groups_for_native_kinds = false;
   // --webhook-address and its TLS files: the validating admission webhook
   // for Karta objects; off when the address is empty.
   std::string webhook_address;

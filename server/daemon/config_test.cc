@@ -546,6 +546,25 @@ TEST(ConfigTest, PublishingTheCatalogNeedsLeaderElectionAndTheCatalog) {
               HasSubstr("not with --no-builtin-catalog"));
 }
 
+TEST(ConfigTest, PodGroupsNameSchedulersOncePerFlagAndNeedLeaderElection) {
+  Config c =
+      MustParse({"--leader-elect", "--kai-pod-groups=kai-scheduler", "--volcano-pod-groups=volcano",
+                 "--volcano-pod-groups=volcano-2", "--kai-pod-groups-for-native-kinds"});
+  EXPECT_EQ(c.kai_pod_groups, std::vector<std::string>{"kai-scheduler"});
+  EXPECT_EQ(c.volcano_pod_groups, (std::vector<std::string>{"volcano", "volcano-2"}));
+  EXPECT_TRUE(c.coscheduling_pod_groups.empty());
+  EXPECT_TRUE(c.kai_pod_groups_for_native_kinds);
+  EXPECT_EQ(MustParse({"--leader-elect"}, {{"WM_COSCHEDULING_POD_GROUPS", "a, b"}})
+                .coscheduling_pod_groups,
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_THAT(ParseError({"--coscheduling-pod-groups=x"}),
+              HasSubstr("--coscheduling-pod-groups needs --leader-elect"));
+  EXPECT_THAT(ParseError({"--leader-elect", "--kai-pod-groups=s", "--volcano-pod-groups=s"}),
+              HasSubstr("is named by both --kai-pod-groups and --volcano-pod-groups"));
+  EXPECT_THAT(ParseError({"--leader-elect", "--kai-pod-groups-for-native-kinds"}),
+              HasSubstr("needs --kai-pod-groups"));
+}
+
 TEST(ConfigTest, TheKartaOperatorIsOnUnlessTurnedOff) {
   EXPECT_TRUE(MustParse({}).karta_operator);
   EXPECT_FALSE(MustParse({"--no-karta-operator"}).karta_operator);

@@ -36,12 +36,14 @@
 #include "server/access/unix_peers.h"
 #include "server/admission/https_server.h"
 #include "server/admission/karta_review.h"
+#include "server/admission/pod_review.h"
 #include "server/admission/tls_files.h"
 #include "server/common/cpus.h"
 #include "server/common/file.h"
 #include "server/common/json_path.h"
 #include "server/controllers/catalog_publication.h"
 #include "server/controllers/karta_controller.h"
+#include "server/controllers/pod_group_controller.h"
 #include "server/daemon/config.h"
 #include "server/daemon/log.h"
 #include "server/expressions/jq_engine.h"
@@ -169,6 +171,11 @@ class Daemon {
     }
     // After the elector, which they ask before each write.
     for (auto& controller : karta_controllers_) controller->Start();
+    for (auto& controller : pod_group_controllers_) {
+      if (absl::Status s = controller->Start(); !s.ok()) {
+        return Fatal("the PodGroup role did not start", s);
+      }
+    }
     for (auto& publication : publications_) publication->Start();
     AddMetrics();
     if (absl::Status s = StartServer(); !s.ok()) return Fatal("gRPC did not start", s);
@@ -187,6 +194,7 @@ class Daemon {
     // Writers stop before the Lease is given up: none writes beside the
     // next leader.
     for (auto& controller : karta_controllers_) controller->Stop();
+    for (auto& controller : pod_group_controllers_) controller->Stop();
     for (auto& publication : publications_) publication->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
@@ -204,6 +212,7 @@ class Daemon {
     // snapshot was being resolved crashed here).
     if (webhook_) webhook_->Stop();
     for (auto& controller : karta_controllers_) controller->Stop();
+    for (auto& controller : pod_group_controllers_) controller->Stop();
     for (auto& publication : publications_) publication->Stop();
     if (elector_) elector_->Stop(/*release=*/true);
     for (auto& cluster : live_) cluster->Stop();
@@ -233,6 +242,7 @@ class Daemon {
   // cache here, before it starts; started once the elector exists.
   void AddControllers() {
     if (!config_.leader_elect || !config_.snapshot.empty()) return;
+    AddPodGroupControllers();
     if (config_.karta_operator && !config_.cluster_definitions) {
       Log(LogLevel::kWarn,
           "the Karta operator is off: --no-cluster-definitions stops watching Kartas");
@@ -254,6 +264,41 @@ class Daemon {
           [c](const Gvk& gvk, const kube::Change& change) { c->OnChange(gvk, change); },
           [c] { c->ResyncAll(); });
       karta_controllers_.push_back(std::move(controller));
+    }
+  }
+
+  // The schedulers whose PodGroups the leader writes, by schedulerName.
+  controllers::PodGroupController::Options PodGroupOptions() const {
+    controllers::PodGroupController::Options options;
+    for (const auto& [names, scheduler] :
+         {std::pair{&config_.kai_pod_groups, controllers::GangScheduler::kKai},
+          std::pair{&config_.volcano_pod_groups, controllers::GangScheduler::kVolcano},
+          std::pair{&config_.coscheduling_pod_groups, controllers::GangScheduler::kCoscheduling}}) {
+      for (const std::string& name : *names) options.scheduler_names[name] = scheduler;
+    }
+    options.kai_native_kinds = config_.kai_pod_groups_for_native_kinds;
+    return options;
+  }
+
+  // With --kai-pod-groups, --volcano-pod-groups or --coscheduling-pod-groups.
+  void AddPodGroupControllers() {
+    controllers::PodGroupController::Options base = PodGroupOptions();
+    if (base.scheduler_names.empty()) return;
+    for (auto& cluster : live_) {
+      controllers::PodGroupController::Options options = base;
+      options.on_error = [name = cluster->name()](const std::string& workload,
+                                                  const absl::Status& status) {
+        Log(LogLevel::kWarn, "pod groups",
+            {{"cluster", name}, {"workload", workload}, {"error", std::string(status.message())}});
+      };
+      auto controller = std::make_unique<controllers::PodGroupController>(
+          cluster->client(), cluster->cache(), *index_, cluster->name(),
+          [this] { return elector_ != nullptr && elector_->IsLeader(); }, std::move(options));
+      controllers::PodGroupController* c = controller.get();
+      cluster->AddObserver(
+          [c](const Gvk& gvk, const kube::Change& change) { c->OnChange(gvk, change); },
+          [c] { c->OnDiscovery(); });
+      pod_group_controllers_.push_back(std::move(controller));
     }
   }
 
@@ -315,6 +360,7 @@ class Daemon {
               Log(LogLevel::kInfo, "started leading", {{"identity", identity}});
               // What the previous leader left is looked at again.
               for (auto& controller : karta_controllers_) controller->ResyncAll();
+              for (auto& controller : pod_group_controllers_) controller->ResyncAll();
               for (auto& publication : publications_) publication->StartedLeading();
             },
         .on_stopped_leading =
@@ -375,6 +421,7 @@ class Daemon {
       options.cache.namespace_ = config_.namespace_;
       options.cache.label_selector = config_.label_selector;
       options.cluster_definitions = config_.cluster_definitions;
+      options.observed_kinds = controllers::PodGroupController::KindsToWatch(PodGroupOptions());
       live_.push_back(std::make_unique<index::LiveCluster>(
           name, std::move(connection), *engine_,
           [this](definitions::Registry& registry) { return LoadBase(registry); }, options));
@@ -745,6 +792,35 @@ class Daemon {
             return samples;
           });
     }
+    if (!pod_group_controllers_.empty()) {
+      metrics_.AddCounterCallback(
+          "workloadmap_pod_group_writes_total",
+          "Writes of the PodGroup role (on the leader): write=create or update (a PodGroup), "
+          "pod (a pod put into its group).",
+          {"cluster", "write"}, [this] {
+            std::vector<observability::Sample> samples;
+            for (size_t i = 0; i < pod_group_controllers_.size(); ++i) {
+              auto counts = pod_group_controllers_[i]->counts();
+              const std::string& cluster = live_[i]->name();
+              samples.push_back({{cluster, "create"}, static_cast<double>(counts.creates)});
+              samples.push_back({{cluster, "update"}, static_cast<double>(counts.updates)});
+              samples.push_back({{cluster, "pod"}, static_cast<double>(counts.pod_patches)});
+            }
+            return samples;
+          });
+      metrics_.AddCounterCallback(
+          "workloadmap_pod_group_failures_total",
+          "PodGroup reconciles that failed (retried with backoff; the log says why).", {"cluster"},
+          [this] {
+            std::vector<observability::Sample> samples;
+            for (size_t i = 0; i < pod_group_controllers_.size(); ++i) {
+              samples.push_back(
+                  {{live_[i]->name()},
+                   static_cast<double>(pod_group_controllers_[i]->counts().failures)});
+            }
+            return samples;
+          });
+    }
     metrics_.AddGaugeCallback("workloadmap_ready", "1 once the initial sync is resolved.", {},
                               [this] {
                                 return std::vector<observability::Sample>{{{}, ready_ ? 1.0 : 0.0}};
@@ -835,6 +911,39 @@ class Daemon {
       }
       return Response{200, "application/json", review->review.dump()};
     });
+    // With the PodGroup role: pods join their group as they are created,
+    // before a scheduler sees them (docs/operations.md, "PodGroups for gang
+    // schedulers"). The first cluster's: the apiserver that calls is its.
+    if (!pod_group_controllers_.empty()) {
+      controllers::PodGroupController* groups = pod_group_controllers_.front().get();
+      webhook_->Handle(
+          "/mutate-pod", [this, groups](const admission::HttpsServer::Request& request) {
+            using Response = admission::HttpsServer::Response;
+            if (request.method != "POST") {
+              return Response{405, "text/plain", "POST an AdmissionReview\n"};
+            }
+            absl::StatusOr<admission::PodReview> review = admission::ReviewPod(
+                request.body, [groups](const Json& pod, const std::string& namespace_) {
+                  return groups->MembershipOfNewPod(pod, namespace_);
+                });
+            if (!review.ok()) {
+              ++pod_reviews_[2];
+              return Response{400, "text/plain", absl::StrCat(review.status().message(), "\n")};
+            }
+            ++pod_reviews_[review->placed ? 0 : 1];
+            return Response{200, "application/json", review->review.dump()};
+          });
+      metrics_.AddCounterCallback(
+          "workloadmap_admission_pod_reviews_total",
+          "Pods the mutating webhook answered for: result=placed (put into their PodGroup), "
+          "admitted (as they were: no group known yet, or none), invalid (HTTP 400).",
+          {"result"}, [this] {
+            return std::vector<observability::Sample>{
+                {{"placed"}, static_cast<double>(pod_reviews_[0].load())},
+                {{"admitted"}, static_cast<double>(pod_reviews_[1].load())},
+                {{"invalid"}, static_cast<double>(pod_reviews_[2].load())}};
+          });
+    }
     if (absl::Status s = webhook_->Start(config_.webhook_address); !s.ok()) return s;
     metrics_.AddCounterCallback(
         "workloadmap_admission_reviews_total",
@@ -998,6 +1107,7 @@ class Daemon {
   std::string identity_;  // Identity()
   std::unique_ptr<kube::LeaderElector> elector_;
   std::vector<std::unique_ptr<controllers::KartaController>> karta_controllers_;
+  std::vector<std::unique_ptr<controllers::PodGroupController>> pod_group_controllers_;
   std::vector<std::unique_ptr<controllers::CatalogPublication>> publications_;
   std::string lease_;  // "namespace/name" of elector_'s Lease
   std::unique_ptr<index::SnapshotCluster> snapshot_;
@@ -1028,6 +1138,7 @@ class Daemon {
   std::unique_ptr<admission::TlsFiles> webhook_tls_;
   std::unique_ptr<admission::HttpsServer> webhook_;
   std::atomic<int64_t> webhook_reviews_[3] = {0, 0, 0};  // allowed, denied, invalid
+  std::atomic<int64_t> pod_reviews_[3] = {0, 0, 0};      // placed, admitted, invalid
   std::atomic<bool> ready_{false};
   std::atomic<bool> stopping_{false};
 };

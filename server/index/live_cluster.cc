@@ -1,5 +1,7 @@
 #include "server/index/live_cluster.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -20,23 +22,35 @@ LiveCluster::~LiveCluster() { Stop(); }
 
 absl::Status LiveCluster::Start(WorkloadIndex& index) {
   if (absl::Status s = definitions_.Init(); !s.ok()) return s;
-  definitions_.SetListener(
-      [this, &index](std::shared_ptr<const definitions::Registry>, const std::vector<Gvk>& kinds) {
-        cache_.SetKinds(kinds);
-        index.OnDefinitionsChanged(name_);
-      });
+  definitions_.SetListener([this, &index](std::shared_ptr<const definitions::Registry> registry,
+                                          const std::vector<Gvk>&) {
+    cache_.SetKinds(WantedKinds(*registry));
+    index.OnDefinitionsChanged(name_);
+  });
   cache_.AddHandler([this, &index](const Gvk& gvk, const kube::Change& change) {
     if (gvk == sources::KartaGvk()) {
       if (options_.cluster_definitions) definitions_.OnKartaChange(change);
       return;
     }
+    // The observers' kinds are theirs alone: no workload is made of them.
+    if (std::find(options_.observed_kinds.begin(), options_.observed_kinds.end(), gvk) !=
+        options_.observed_kinds.end()) {
+      return;
+    }
     index.OnChange(name_, gvk, change);
   });
-  std::vector<Gvk> kinds = sources::KindsToWatch(*definitions_.Current());
+  return cache_.Start(WantedKinds(*definitions_.Current()));
+}
+
+std::vector<Gvk> LiveCluster::WantedKinds(const definitions::Registry& registry) const {
+  std::vector<Gvk> kinds = sources::KindsToWatch(registry);
   if (!options_.cluster_definitions) {
     std::erase(kinds, sources::KartaGvk());
   }
-  return cache_.Start(std::move(kinds));
+  for (const Gvk& gvk : options_.observed_kinds) {
+    if (std::find(kinds.begin(), kinds.end(), gvk) == kinds.end()) kinds.push_back(gvk);
+  }
+  return kinds;
 }
 
 void LiveCluster::AddObserver(kube::ClusterCache::Handler on_change,

@@ -23,6 +23,9 @@ class LiveCluster final : public Cluster {
   struct Options {
     kube::ClusterCache::Options cache;
     bool cluster_definitions = true;
+    // Kinds watched for the observers (AddObserver) only, such as the
+    // PodGroups the controllers write: told to them, not to the index.
+    std::vector<Gvk> observed_kinds;
   };
   LiveCluster(std::string name, kube::ClusterConnection connection, expressions::Engine& engine,
               sources::DefinitionSet::BaseLoader base, Options options);
@@ -57,6 +60,10 @@ class LiveCluster final : public Cluster {
   const kube::ClusterCache& cache() const { return cache_; }
 
  private:
+  // The definitions' kinds (Kartas only with cluster definitions) and the
+  // observed kinds.
+  std::vector<Gvk> WantedKinds(const definitions::Registry& registry) const;
+
   const std::string name_;
   const Options options_;
   kube::ApiClient client_;

@@ -246,6 +246,7 @@ void CachedObject::CompactParts(const element& pod, const element& metadata, Fra
     text.clear();
     ObjectWriter s(text);
     s.Copy(spec, "nodeName");
+    s.Copy(spec, "schedulerName");
     WriteContainers(s, spec, "containers", false, text);
     WriteContainers(s, spec, "initContainers", true, text);
     s.Copy(spec, "overhead");

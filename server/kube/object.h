@@ -23,7 +23,8 @@ enum class ObjectShape {
   kFull,
   // A pod reduced to what resolution and pod selectors read: name,
   // namespace, uid, resourceVersion, creationTimestamp, deletionTimestamp,
-  // labels, annotations, ownerReferences; spec.nodeName, the resources of
+  // labels, annotations, ownerReferences; spec.nodeName, spec.schedulerName
+  // (for the PodGroup role), the resources of
   // containers and init containers (and an init container's restartPolicy,
   // which makes it a sidecar), overhead, pod-level resources; status.phase,
   // status.reason and the type, status and reason of each condition.

@@ -154,7 +154,7 @@ TEST(CompactPodTest, KeepsWhatResolutionReadsAndDropsTheRest) {
       "labels": {"app": "x", "jobset.sigs.k8s.io/replicatedjob-name": "worker"},
       "annotations": {"a": "b"},
       "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "ju", "controller": true}]},
-    "spec": {"nodeName": "n1",
+    "spec": {"nodeName": "n1", "schedulerName": "kai",
       "containers": [{"resources": {"limits": {"nvidia.com/gpu": "4"}}}],
       "initContainers": [{"restartPolicy": "Always", "resources": {"requests": {"cpu": "1"}}}],
       "overhead": {"cpu": "100m"}},

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# The PodGroup role end to end, on the testbed's real apiserver with the
+# schedulers' real PodGroup CRDs: KAI Scheduler's and Volcano's from
+# WM_CRDS_DIR (which the testbed installs), the scheduler-plugins
+# coscheduling one from its Go module (sigs.k8s.io/scheduler-plugins
+# v0.34.7, commit 1e227d21f0a05ba94b9aabc35c6b8457b7150af2) through the Go
+# module proxy. The garbage collector is the real one (kube-controller-manager
+# with only that controller, started for this test: testbed.sh start-gc).
+#
+# One leader-elected daemon writes the PodGroups of three seed JobSets, one
+# per scheduler name; for each:
+#  1. the PodGroup appears with the name, minMember, subgroups, topology,
+#     queue and owner reference that GetGangInstructions answers (field by
+#     field), and every pod carries the scheduler's membership marks;
+#  2. nothing is written again while nothing changes, nor by a new leader
+#     (the resourceVersions stay);
+#  3. scaled up, the PodGroup follows;
+#  4. deleted, the workload's PodGroup goes (its owner reference, the
+#     garbage collector);
+#  5. with the daemon's mutating webhook for pods (called by the apiserver
+#     over HTTPS), a new workload's pods are created in their group: the
+#     marks come with the create, and the daemon never patches them.
+#
+#   pod_groups_test.sh TESTBED_DIR BUILD_DIR
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+testbed="${1:?testbed directory}"
+build="$(cd "${2:?build directory}" && pwd)"
+grpcurl=$("$repo/scripts/build-grpcurl")
+# shellcheck source=../lib.sh
+source "$repo/integration_tests/lib.sh"
+source_testbed "$testbed"
+work=$(mktemp -d /tmp/wm-pod-groups.XXXXXX)
+ns=pod-groups-$RANDOM
+cosched_version=v0.34.7
+
+cleanup() {
+  stop_daemons
+  kubectl delete mutatingwebhookconfiguration "$ns" --ignore-not-found >/dev/null 2>&1 || true
+  delete_demos "$ns" kai-demo volcano-demo cosched-demo kai-late volcano-late cosched-late
+  "$repo/integration_tests/testbed/testbed.sh" stop-gc "$testbed" || true
+  delete_namespace "$ns"
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# --- the schedulers' CRDs -----------------------------------------------------
+schedulers=()
+need_crd() {  # need_crd NAME SCHEDULER WHAT: the CRD is served, else skip (fail in CI)
+  if kubectl get crd "$1" >/dev/null 2>&1; then
+    schedulers+=("$2")
+  elif [[ "${CI:-}" == true ]]; then
+    fail "the testbed does not serve $1 ($3): WM_CRDS_DIR must hold it in CI"
+  else
+    echo "SKIPPED pod_groups_test $2: the testbed does not serve $1 ($3; set WM_CRDS_DIR)"
+  fi
+}
+need_crd podgroups.scheduling.run.ai kai "KAI Scheduler's PodGroup CRD"
+need_crd podgroups.scheduling.volcano.sh volcano "Volcano's PodGroup CRD"
+cosched_dir=$(cd "$work" && GOFLAGS= go mod download -json "sigs.k8s.io/scheduler-plugins@$cosched_version" |
+  jq -r .Dir)
+kubectl apply --server-side -f "$cosched_dir/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
+kubectl wait --for=condition=Established --timeout=60s crd/podgroups.scheduling.x-k8s.io >/dev/null
+schedulers+=(cosched)
+
+declare -A scheduler_name=([kai]=kai-scheduler [volcano]=volcano [cosched]=scheduler-plugins-scheduler)
+declare -A resource=([kai]=podgroups.scheduling.run.ai [volcano]=podgroups.scheduling.volcano.sh
+  [cosched]=podgroups.scheduling.x-k8s.io)
+
+"$repo/integration_tests/testbed/testbed.sh" start-gc "$testbed"
+kubectl create namespace "$ns" >/dev/null
+for s in "${schedulers[@]}"; do
+  "$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name "$s-demo" \
+    --scheduler-name "${scheduler_name[$s]}" >/dev/null
+done
+
+# The webhook's CA and serving certificate for 127.0.0.1.
+openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+  -subj "/CN=pod-groups-test-ca" -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
+openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+  -keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
+openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -days 1 \
+  -set_serial 7 -extfile <(echo "subjectAltName=IP:127.0.0.1") -out "$work/tls.crt" 2>/dev/null
+
+port=$(free_port)
+hook_port=$(free_port)
+daemon_args=(--kubeconfig "$KUBECONFIG" --namespace "$ns" --listen "127.0.0.1:$port"
+  --webhook-address "127.0.0.1:$hook_port" --webhook-tls-cert "$work/tls.crt"
+  --webhook-tls-key "$work/tls.key"
+  --leader-elect --leader-election-namespace "$ns" --leader-election-lease-duration 4s
+  --leader-election-renew-deadline 3s --leader-election-retry-period 500ms --no-karta-operator
+  --kai-pod-groups kai-scheduler --kai-pod-groups-for-native-kinds --volcano-pod-groups volcano
+  --coscheduling-pod-groups scheduler-plugins-scheduler)
+start_daemon "$work/daemon-1.log" "${daemon_args[@]}"
+
+gang() {  # gang NAME: GetGangInstructions of the JobSet NAME
+  "$grpcurl" -plaintext -d "{\"workload\": {\"namespace\": \"$ns\", \"kind\": \"JobSet\", \"name\": \"$1\"}}" \
+    "127.0.0.1:$port" workloadmap.v1.WorkloadMap/GetGangInstructions
+}
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds.
+wait_for() {
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@" >/dev/null 2>&1; do
+    ((SECONDS < deadline)) || { tail -20 "$work"/daemon-*.log; fail "timed out: $what"; }
+    sleep 0.3
+  done
+}
+pod_group() { kubectl -n "$ns" get "${resource[$1]}" "$2" -o json; }
+
+# The PodGroup's counts against the gang's, as each scheduler spells them.
+check_pod_group() {  # check_pod_group SCHEDULER JOBSET
+  local s=$1 js=$2 answer group pg expected uid
+  answer=$(gang "$js")
+  group=$(jq -c '.gang.pod_groups[0]' <<<"$answer")
+  pg=$(pod_group "$s" "$(jq -r .name <<<"$group")")
+  uid=$(kubectl -n "$ns" get jobset "$js" -o jsonpath='{.metadata.uid}')
+  jq -e --arg uid "$uid" --arg js "$js" \
+    '.metadata.ownerReferences == [{apiVersion: "jobset.x-k8s.io/v1alpha2", kind: "JobSet", name: $js, uid: $uid}]' \
+    <<<"$pg" >/dev/null || fail "$s PodGroup's owner reference: $(jq -c .metadata.ownerReferences <<<"$pg")"
+  case $s in
+    kai)
+      expected=$(jq -c '{
+        minMember: .min_member, minSubGroup: .min_sub_group, queue: .queue,
+        subGroups: [(.sub_groups // [])[] | {name, parent, minMember: .min_member, minSubGroup: .min_sub_group}],
+        topology: (.topology.topology // null)}' <<<"$group")
+      actual=$(jq -c '.spec | {
+        minMember, minSubGroup, queue,
+        subGroups: [(.subGroups // [])[] | {name, parent, minMember, minSubGroup}],
+        topology: (.topologyConstraint.topology // null)}' <<<"$pg")
+      jq -e --arg js "$js" --arg uid "$uid" '.metadata.annotations["kai.scheduler/top-owner-metadata"] ==
+        "name: \($js)\nuid: \($uid)\ngroup: jobset.x-k8s.io\nversion: v1alpha2\nkind: JobSet\n"' \
+        <<<"$pg" >/dev/null || fail "kai top-owner-metadata: $(jq -c .metadata.annotations <<<"$pg")"
+      jq -e '.spec.priorityClassName == "train"' <<<"$pg" >/dev/null || fail "kai priority class"
+      ;;
+    volcano | cosched)
+      expected=$(jq -c '{minMember: .min_member}' <<<"$group")
+      actual=$(jq -c '{minMember: .spec.minMember}' <<<"$pg")
+      ;;
+  esac
+  [[ "$actual" == "$expected" ]] || fail "$s PodGroup $actual, GetGangInstructions $expected"
+  # Every pod of the gang in its group, as the scheduler reads it.
+  while IFS=$'\t' read -r pod group_name sub_group; do
+    marks=$(kubectl -n "$ns" get pod "$pod" -o json)
+    case $s in
+      kai) jq -e --arg g "$group_name" --arg sg "$sub_group" '.metadata.annotations["pod-group-name"] == $g and
+             ($sg == "" or .metadata.labels["kai.scheduler/subgroup-name"] == $sg)' <<<"$marks" >/dev/null ;;
+      volcano) jq -e --arg g "$group_name" '.metadata.annotations["scheduling.k8s.io/group-name"] == $g' <<<"$marks" >/dev/null ;;
+      cosched) jq -e --arg g "$group_name" '.metadata.labels["scheduling.x-k8s.io/pod-group"] == $g' <<<"$marks" >/dev/null ;;
+    esac || fail "$s pod $pod is not in $group_name/$sub_group: $(jq -c '.metadata | {labels, annotations}' <<<"$marks")"
+  done < <(jq -r '.gang.assignments[] | [.pod, .pod_group, (.sub_group // "")] | @tsv' <<<"$answer")
+  [[ $(jq '.gang.assignments | length' <<<"$answer") -ge 3 ]] || fail "$s: the gang has no pods: $answer"
+}
+pod_group_name() { gang "$1" | jq -r '.gang.pod_groups[0].name'; }
+# daemon_writes JOBSET: how many of the JobSet's pods the daemon has written.
+daemon_writes() {
+  kubectl -n "$ns" get pods -l "jobset.sigs.k8s.io/jobset-name=$1" -o json --show-managed-fields |
+    jq '[.items[] | select(any(.metadata.managedFields[]; .manager == "workloadmapd"))] | length'
+}
+members_marked() {  # members_marked SCHEDULER JOBSET: the PodGroup exists and every pod is in it
+  pod_group "$1" "$(pod_group_name "$2")" >/dev/null && (check_pod_group "$1" "$2" 2>/dev/null)
+}
+
+# --- 1. the PodGroups, as GetGangInstructions says ----------------------------
+for s in "${schedulers[@]}"; do
+  wait_for 60 "the $s PodGroup and its pods" members_marked "$s" "$s-demo"
+  check_pod_group "$s" "$s-demo"
+  [[ "$(daemon_writes "$s-demo")" == 3 ]] || fail "$s-demo: the daemon did not write the 3 pods' marks"
+  echo "ok: $s PodGroup $(pod_group_name "$s-demo") matches GetGangInstructions; its pods are in it"
+done
+
+# --- 2. no write while nothing changes, nor by a new leader -------------------
+versions() {
+  for s in "${schedulers[@]}"; do
+    pod_group "$s" "$(pod_group_name "$s-demo")" | jq -r .metadata.resourceVersion
+    kubectl -n "$ns" get pods -l "jobset.sigs.k8s.io/jobset-name=$s-demo" -o json |
+      jq -r '.items[] | .metadata.resourceVersion'
+  done
+}
+before=$(versions)
+sleep 3
+[[ "$(versions)" == "$before" ]] || fail "PodGroups or pods were written while nothing changed"
+stop_daemons
+pids=()
+start_daemon "$work/daemon-2.log" "${daemon_args[@]}"
+wait_for 30 "the second daemon leads" grep -q "started leading" "$work/daemon-2.log"
+sleep 3
+if [[ "$(versions)" != "$before" ]]; then
+  diff <(echo "$before") <(versions) >&2 || true
+  for s in "${schedulers[@]}"; do pod_group "$s" "$(pod_group_name "$s-demo")" | jq -c '.metadata.managedFields' >&2; done
+  fail "a new leader rewrote PodGroups or pods"
+fi
+echo "ok: no write while nothing changed, nor by a new leader"
+
+# --- 3. scaled, the PodGroup follows --------------------------------------------
+for s in "${schedulers[@]}"; do
+  kubectl -n "$ns" patch jobset "$s-demo" --type=json \
+    -p '[{"op": "replace", "path": "/spec/replicatedJobs/1/replicas", "value": 3}]' >/dev/null
+done
+for s in "${schedulers[@]}"; do
+  min_is_four() { [[ $(pod_group "$1" "$(pod_group_name "$1-demo")" | jq .spec.minMember) == 4 ]]; }
+  wait_for 30 "the $s PodGroup follows the scale" min_is_four "$s"
+  check_pod_group "$s" "$s-demo"
+done
+echo "ok: scaled to 4 pods, each PodGroup's minMember follows"
+
+# --- 4. deleted, the PodGroup goes ----------------------------------------------
+for s in "${schedulers[@]}"; do
+  name=$(pod_group_name "$s-demo")
+  "$repo/integration_tests/seed/delete-demo.sh" --namespace "$ns" --name "$s-demo" >/dev/null
+  gone() { ! kubectl -n "$ns" get "${resource[$1]}" "$2" >/dev/null 2>&1; }
+  wait_for 60 "the garbage collector deletes the $s PodGroup" gone "$s" "$name"
+done
+echo "ok: each workload deleted, its PodGroup went with it"
+
+# --- 5. the mutating webhook: pods created in their group ---------------------
+kubectl apply -f - >/dev/null <<EOF
+apiVersion: admissionregistration.k8s.io/v1
+kind: MutatingWebhookConfiguration
+metadata:
+  name: $ns
+webhooks:
+  - name: pods.workloadmap.run.ai
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    timeoutSeconds: 5
+    namespaceSelector:
+      matchLabels: {kubernetes.io/metadata.name: $ns}
+    matchConditions:
+      - name: gang-scheduled
+        expression: object.spec.schedulerName in ['kai-scheduler', 'volcano', 'scheduler-plugins-scheduler']
+    rules:
+      - apiGroups: [""]
+        apiVersions: [v1]
+        resources: [pods]
+        operations: [CREATE]
+    clientConfig:
+      url: https://127.0.0.1:$hook_port/mutate-pod
+      caBundle: $(base64 -w0 <"$work/ca.crt")
+EOF
+for s in "${schedulers[@]}"; do
+  "$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name "$s-late" \
+    --scheduler-name "${scheduler_name[$s]}" >/dev/null
+done
+for s in "${schedulers[@]}"; do
+  wait_for 60 "the $s PodGroup of $s-late and its pods" members_marked "$s" "$s-late"
+  check_pod_group "$s" "$s-late"
+  # The marks came with the create (the webhook): no write of the daemon's.
+  [[ "$(daemon_writes "$s-late")" == 0 ]] ||
+    fail "$s-late: pods patched after their creation: $(daemon_writes "$s-late")"
+done
+echo "ok: with the mutating webhook, pods are created in their PodGroup"
+echo "pod group tests passed (${schedulers[*]})"
