@@ -29,6 +29,13 @@
 #   delete_demos NS NAME... deletes the seed demos NAME... of namespace NS
 #                           (integration_tests/seed/delete-demo.sh), in parallel;
 #                           failures are ignored (for the EXIT trap).
+#   install_coscheduling_crd DIR
+#                           applies the scheduler-plugins coscheduling PodGroup
+#                           CRD (scheduling.x-k8s.io/v1alpha1) from its Go
+#                           module, sigs.k8s.io/scheduler-plugins v0.34.7
+#                           (commit 1e227d21f0a05ba94b9aabc35c6b8457b7150af2),
+#                           downloaded through the Go module proxy from DIR,
+#                           and waits until it is established.
 #   delete_namespace NS     deletes namespace NS without waiting and finalizes
 #                           it, as the namespace controller the testbed lacks
 #                           would once it is empty; failures are ignored.
@@ -104,6 +111,14 @@ delete_demos() {
     deleters+=($!)
   done
   for pid in "${deleters[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+
+install_coscheduling_crd() {
+  local module
+  module=$(cd "$1" && GOFLAGS= go mod download -json sigs.k8s.io/scheduler-plugins@v0.34.7 | jq -r .Dir)
+  kubectl apply --server-side --field-manager=workloadmap-tests \
+    -f "$module/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
+  kubectl wait --for=condition=Established --timeout=60s crd/podgroups.scheduling.x-k8s.io >/dev/null
 }
 
 delete_namespace() {

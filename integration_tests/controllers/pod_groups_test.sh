@@ -2,10 +2,10 @@
 # The PodGroup role end to end, on the testbed's real apiserver with the
 # schedulers' real PodGroup CRDs: KAI Scheduler's and Volcano's from
 # WM_CRDS_DIR (which the testbed installs), the scheduler-plugins
-# coscheduling one from its Go module (sigs.k8s.io/scheduler-plugins
-# v0.34.7, commit 1e227d21f0a05ba94b9aabc35c6b8457b7150af2) through the Go
-# module proxy. The garbage collector is the real one (kube-controller-manager
-# with only that controller, started for this test: testbed.sh start-gc).
+# coscheduling one from its Go module through the Go module proxy
+# (install_coscheduling_crd in lib.sh names the version and commit). The
+# garbage collector is the real one (kube-controller-manager with only that
+# controller, started for this test: testbed.sh start-gc).
 #
 # One leader-elected daemon writes the PodGroups of three seed JobSets, one
 # per scheduler name; for each:
@@ -33,7 +33,6 @@ source "$repo/integration_tests/lib.sh"
 source_testbed "$testbed"
 work=$(mktemp -d /tmp/wm-pod-groups.XXXXXX)
 ns=pod-groups-$RANDOM
-cosched_version=v0.34.7
 
 cleanup() {
   stop_daemons
@@ -58,10 +57,7 @@ need_crd() {  # need_crd NAME SCHEDULER WHAT: the CRD is served, else skip (fail
 }
 need_crd podgroups.scheduling.run.ai kai "KAI Scheduler's PodGroup CRD"
 need_crd podgroups.scheduling.volcano.sh volcano "Volcano's PodGroup CRD"
-cosched_dir=$(cd "$work" && GOFLAGS= go mod download -json "sigs.k8s.io/scheduler-plugins@$cosched_version" |
-  jq -r .Dir)
-kubectl apply --server-side -f "$cosched_dir/config/crd/bases/scheduling.x-k8s.io_podgroups.yaml" >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/podgroups.scheduling.x-k8s.io >/dev/null
+install_coscheduling_crd "$work"
 schedulers+=(cosched)
 
 declare -A scheduler_name=([kai]=kai-scheduler [volcano]=volcano [cosched]=scheduler-plugins-scheduler)
@@ -188,7 +184,11 @@ wait_for 30 "the second daemon leads" grep -q "started leading" "$work/daemon-2.
 sleep 3
 if [[ "$(versions)" != "$before" ]]; then
   diff <(echo "$before") <(versions) >&2 || true
-  for s in "${schedulers[@]}"; do pod_group "$s" "$(pod_group_name "$s-demo")" | jq -c '.metadata.managedFields' >&2; done
+  for s in "${schedulers[@]}"; do
+    kubectl -n "$ns" get "${resource[$s]}" "$(pod_group_name "$s-demo")" -o json --show-managed-fields |
+      jq -c '{spec, managedFields: [.metadata.managedFields[] | {manager, operation, time}]}' >&2
+  done
+  tail -30 "$work/daemon-2.log" >&2
   fail "a new leader rewrote PodGroups or pods"
 fi
 echo "ok: no write while nothing changed, nor by a new leader"

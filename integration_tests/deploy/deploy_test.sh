@@ -44,7 +44,7 @@ cleanup() {
     wait "$pid" 2>/dev/null || true
   done
   if kubectl get namespace "$ns" >/dev/null 2>&1; then
-    delete_demos "$ns" demo
+    delete_demos "$ns" demo gang
     kubectl delete serviceaccount -n "$ns" -l "wm-deploy-test=$ns" --ignore-not-found >/dev/null || true
     delete_namespace "$ns"
   fi
@@ -87,7 +87,7 @@ for overlay in standalone sidecar; do
   kubectl kustomize "$repo/deploy/overlays/$overlay" >"$work/$overlay.yaml" ||
     fail "kubectl kustomize deploy/overlays/$overlay"
   for component in "" patch-permission access-control leader-election karta-operator \
-    catalog-publisher; do
+    catalog-publisher pod-groups; do
     # access-control and leader-election patch the standalone Deployment's
     # container.
     [[ "$overlay/$component" == sidecar/access-control ]] && continue
@@ -404,7 +404,8 @@ namespace: $ns
 nameSuffix: $suffix
 labels: [{pairs: {wm-deploy-test: $ns}}]
 resources: [../deploy-webhook/overlays/standalone]
-components: [../deploy-webhook/overlays/admission-webhook/$variant]
+components: [../deploy-webhook/overlays/admission-webhook/pods,
+             ../deploy-webhook/overlays/admission-webhook/$variant]
 EOF
   kubectl kustomize "$work/kustomize-webhook" >"$work/webhook-$variant.yaml" ||
     fail "kubectl kustomize with admission-webhook/$variant"
@@ -417,6 +418,12 @@ EOF
       .admissionReviewVersions == ["v1"] and .clientConfig.service.path == "/validate-karta" and
       .rules == [{apiGroups: ["run.ai"], apiVersions: ["v1alpha1"], resources: ["kartas"],
                   operations: ["CREATE", "UPDATE"], scope: "Cluster"}]) and
+    (.[] | select(.kind == "MutatingWebhookConfiguration") | .webhooks[0] |
+      .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5 and
+      .reinvocationPolicy == "Never" and .clientConfig.service.path == "/mutate-pod" and
+      (.matchConditions[0].expression | contains("object.spec.schedulerName")) and
+      .rules == [{apiGroups: [""], apiVersions: ["v1"], resources: ["pods"], operations: ["CREATE"],
+                  scope: "Namespaced"}]) and
     (.[] | select(.kind == "Deployment") | .spec.template.spec |
       (.containers[0].args | index("--webhook-address=0.0.0.0:9443") != null) and
       (.volumes[] | select(.name == "webhook-tls") | .secret.secretName | startswith("workloadmapd-webhook-tls"))) and
@@ -424,12 +431,14 @@ EOF
     ([.[] | select(.kind | test("Role"))] | map(.metadata.name) | all(startswith("workloadmapd-webhook") | not))' \
     "$work/webhook-$variant.json" >/dev/null || fail "admission-webhook/$variant: not the webhook described in its comments"
 done
-# The caBundle is the CA the serving certificate was made with.
-jq -r '.[] | select(.kind == "ValidatingWebhookConfiguration") | .webhooks[0].clientConfig.caBundle' \
-  "$work/webhook-self-signed.json" | base64 -d >"$work/webhook-ca.crt"
-openssl verify -CAfile "$work/webhook-ca.crt" \
-  "$work/deploy-webhook/overlays/admission-webhook/self-signed/tls.crt" >/dev/null ||
-  fail "self-signed: the caBundle does not verify the serving certificate"
+# Each caBundle is the CA the serving certificate was made with.
+for kind in ValidatingWebhookConfiguration MutatingWebhookConfiguration; do
+  jq -r --arg kind "$kind" '.[] | select(.kind == $kind) | .webhooks[0].clientConfig.caBundle' \
+    "$work/webhook-self-signed.json" | base64 -d >"$work/webhook-ca.crt"
+  openssl verify -CAfile "$work/webhook-ca.crt" \
+    "$work/deploy-webhook/overlays/admission-webhook/self-signed/tls.crt" >/dev/null ||
+    fail "self-signed: the $kind's caBundle does not verify the serving certificate"
+done
 # The webhook configuration is cluster-scoped: only the dry run, never
 # applied (it would send every Karta write to a daemon that is not there).
 if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
@@ -438,10 +447,10 @@ if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
   fail "server-side dry-run of admission-webhook/self-signed"
 fi
 jq -e '[.[] | select(.kind == "Certificate") | .spec.dnsNames[]?] == ["workloadmapd-webhook.workloadmap.svc"] and
-  (.[] | select(.kind == "ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) ==
-    "workloadmap/workloadmapd-webhook"' "$work/webhook-cert-manager.json" >/dev/null ||
+  ([.[] | select(.kind | endswith("WebhookConfiguration")) | .metadata.annotations["cert-manager.io/inject-ca-from"]] ==
+    ["workloadmap/workloadmapd-webhook", "workloadmap/workloadmapd-webhook"])' "$work/webhook-cert-manager.json" >/dev/null ||
   fail "cert-manager: no Certificate for the webhook Service or no CA injection"
-echo "ok: the admission-webhook components build (self-signed and cert-manager), the self-signed one passes a server-side dry run with a caBundle that verifies its certificate"
+echo "ok: the admission-webhook components build (self-signed and cert-manager, with the pods webhook), the self-signed one passes a server-side dry run with caBundles that verify its certificate"
 
 # --- 4f. The catalog-publisher component --------------------------------------
 retarget publisher overlays/standalone overlays/catalog-publisher | to_json >"$work/publisher.json"
@@ -484,6 +493,66 @@ kill "$leader_pid"
 wait "$leader_pid" 2>/dev/null || true
 kubectl delete karta -l workloadmap.run.ai/catalog=true >/dev/null
 echo "ok: with the catalog-publisher ClusterRole the leader publishes the $shipped catalog Kartas (refused without it)"
+
+# --- 4g. The pod-groups component -----------------------------------------------
+retarget groups overlays/standalone overlays/pod-groups | to_json >"$work/groups.json"
+jq -e '
+  [.[] | select(.kind == "ClusterRole" and (.metadata.name | startswith("workloadmapd-pod-groups")))
+    | .rules] == [[{apiGroups: ["scheduling.run.ai", "scheduling.volcano.sh", "scheduling.x-k8s.io"],
+                    resources: ["podgroups"], verbs: ["get", "list", "watch", "create", "patch"]},
+                   {apiGroups: [""], resources: ["pods"], verbs: ["patch"]},
+                   {apiGroups: ["scheduling.k8s.io"], resources: ["priorityclasses"], verbs: ["get"]}]]' \
+  "$work/groups.json" >/dev/null ||
+  fail "pod-groups: not exactly get, list, watch, create and patch on podgroups, patch on pods, get on priorityclasses"
+install_coscheduling_crd "$work"
+"$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name gang \
+  --scheduler-name deploy-test-scheduler >/dev/null
+groups_metrics=$(free_port)
+grouper() {  # grouper LOG: the ServiceAccount's leader, writing coscheduling PodGroups
+  POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
+    --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$groups_metrics" --leader-elect \
+    --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
+    --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
+    --leader-election-lease-duration=3s --no-karta-operator \
+    --coscheduling-pod-groups deploy-test-scheduler 2>"$1" &
+  leader_pid=$!
+  wait_ready "$1" "$leader_pid"
+}
+group_failures() {
+  curl -s "http://127.0.0.1:$groups_metrics/metrics" |
+    awk '/^workloadmap_pod_group_failures_total/ {s += $2} END {print s + 0}'
+}
+grouper "$work/daemon-groups-refused.log"
+for _ in $(seq 100); do
+  (($(group_failures) > 0)) && break
+  sleep 0.1
+done
+(($(group_failures) > 0)) || fail "the PodGroup role's writes were not refused without its ClusterRole"
+grep -q 'pod groups.*cannot be written' "$work/daemon-groups-refused.log" ||
+  fail "the refused PodGroup role is not in the log"
+[[ "$(kubectl get podgroups.scheduling.x-k8s.io -n "$ns" --no-headers 2>/dev/null | wc -l)" == 0 ]] ||
+  fail "a PodGroup was written without the pod-groups ClusterRole"
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+jq '.[] | select((.kind == "ClusterRole" or .kind == "ClusterRoleBinding") and
+  (.metadata.name | startswith("workloadmapd-pod-groups")))' "$work/groups.json" |
+  kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
+sleep 1  # the authorizer's RBAC cache follows the apiserver's watch
+grouper "$work/daemon-groups.log"
+labelled() {
+  [[ "$(kubectl get pods -n "$ns" -l "jobset.sigs.k8s.io/jobset-name=gang,scheduling.x-k8s.io/pod-group" \
+    --no-headers | wc -l)" == 3 ]]
+}
+for _ in $(seq 150); do
+  labelled && break
+  sleep 0.2
+done
+labelled || { cat "$work/daemon-groups.log" >&2; fail "no pod put into its PodGroup with the pod-groups ClusterRole"; }
+[[ "$(kubectl get podgroups.scheduling.x-k8s.io -n "$ns" -o jsonpath='{.items[0].spec.minMember}')" == 3 ]] ||
+  fail "no coscheduling PodGroup of 3 with the pod-groups ClusterRole"
+kill "$leader_pid"
+wait "$leader_pid" 2>/dev/null || true
+echo "ok: with the pod-groups ClusterRole the leader writes the coscheduling PodGroup and labels the pods (refused without it)"
 
 # --- 5. Catalog kinds vs the ClusterRoles, both ways --------------------------
 "$build/bin/wmctl" definitions --offline -o json >"$work/definitions.json"

@@ -126,7 +126,7 @@ void PodGroupController::Run() {
       continue;
     }
     index::WorkloadKey key = FromQueueKey(cluster_, *item);
-    if (may_write_() && !Synced(key)) {
+    if (may_write_() && !Synced()) {
       queue_.AddAfter(*item, absl::Milliseconds(500));
       queue_.Done(*item);
       continue;
@@ -153,16 +153,13 @@ void PodGroupController::Run() {
   }
 }
 
-bool PodGroupController::Synced(const index::WorkloadKey& key) {
-  std::vector<Gvk> kinds = KindsToWatch(options_);
-  kinds.push_back(PodGvk());
-  kinds.push_back(key.gvk);
-  for (const Gvk& gvk : kinds) {
-    if (cache_.ResourceFor(gvk) && !cache_.HasSynced(gvk)) return false;
-  }
-  // Once: afterwards the index is behind the cache by a moment at most.
-  if (!index_resolved_once_) index_resolved_once_ = index_.Idle();
-  return index_resolved_once_;
+bool PodGroupController::Synced() {
+  if (initial_sync_seen_) return true;
+  // Every kind listed (or refused: that is said at the write that needs
+  // it), then every change of those lists resolved: the daemon's readiness.
+  const index::Cluster* cluster = index_.FindCluster(cluster_);
+  initial_sync_seen_ = cluster != nullptr && cluster->InitialSyncDone() && index_.Idle();
+  return initial_sync_seen_;
 }
 
 PodGroupSchema PodGroupController::SchemaOf(GangScheduler scheduler) {
@@ -288,6 +285,12 @@ absl::Status PodGroupController::EnsurePodGroup(GangScheduler scheduler, const J
     return absl::FailedPreconditionError(
         absl::StrCat(GangSchedulerName(scheduler), " PodGroups (", gvk.group, "/", gvk.version,
                      ") cannot be written: ", why.empty() ? "not watched yet" : why));
+  }
+  if (std::optional<kube::ReflectorHealth> health = cache_.HealthOf(gvk);
+      health && !health->has_synced) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(GangSchedulerName(scheduler), " PodGroups (", gvk.group, "/", gvk.version,
+                     ") cannot be written: they cannot be listed: ", health->message));
   }
   std::string namespace_ = FindString(desired, {"metadata", "namespace"});
   std::string name = FindString(desired, {"metadata", "name"});

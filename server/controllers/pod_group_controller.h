@@ -111,10 +111,11 @@ class PodGroupController {
   };
 
   void Run();
-  // Until the cache has listed the pods, the workload's kind and the
-  // PodGroups, and the index has resolved what it holds, a view may be
-  // partial: a write computed from it would be undone a moment later.
-  bool Synced(const index::WorkloadKey& key);
+  // Until the cache has listed every kind (the workloads', their
+  // children's, the pods, the PodGroups) and the index has resolved what
+  // it holds, a view may be partial: a write computed from it would be
+  // undone a moment later.
+  bool Synced();
   absl::Status Reconcile(const index::WorkloadKey& key);
   // Whether the daemon writes `scheduler`'s group for a pod of `owner`
   // (KAI: not for kinds KAI groups itself, unless told; not when the top
@@ -142,7 +143,7 @@ class PodGroupController {
   std::atomic<bool> schemas_stale_{true};
 
   // The worker's own: no lock.
-  bool index_resolved_once_ = false;
+  bool initial_sync_seen_ = false;
   std::map<GangScheduler, PodGroupSchema> schemas_;
   std::map<std::string, int> failures_;
   std::map<std::string, std::string> last_errors_;

@@ -423,9 +423,10 @@ constexpr Option kOptions[] = {
      &ShowBool<&Config::publish_catalog, false>},
     {"webhook-address", "WM_WEBHOOK_ADDRESS", "webhook.address", "Admission webhook", "HOST:PORT",
      Kind::kValue, false,
-     "Serve the validating admission webhook for Karta objects (POST /validate-karta, "
-     "AdmissionReview v1) over HTTPS on this address. Needs --webhook-tls-cert and "
-     "--webhook-tls-key.",
+     "Serve the admission webhooks over HTTPS on this address (AdmissionReview v1): "
+     "validating for Karta objects (POST /validate-karta) and, with a PodGroup role "
+     "(--kai-pod-groups, ...), mutating for pods (POST /mutate-pod: a pod joins its "
+     "PodGroup as it is created). Needs --webhook-tls-cert and --webhook-tls-key.",
      [](Config& c, absl::string_view v) -> absl::Status {
        if (absl::Status s = CheckHostPort(v); !s.ok()) return s;
        c.webhook_address = std::string(v);

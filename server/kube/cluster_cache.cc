@@ -211,6 +211,13 @@ std::optional<ApiResource> ClusterCache::ResourceFor(const Gvk& gvk) const {
   return it->second.resource;
 }
 
+std::optional<ReflectorHealth> ClusterCache::HealthOf(const Gvk& gvk) const {
+  std::unique_lock lock(mu_);
+  auto it = informers_.find(gvk);
+  if (it == informers_.end()) return std::nullopt;
+  return it->second.informer->Health();
+}
+
 std::string ClusterCache::WhyNotWatchable(const Gvk& gvk) const {
   std::shared_ptr<const Discovery> discovery;
   {

@@ -75,6 +75,9 @@ class ClusterCache : public ClusterView {
   std::vector<KindStatus> Status() const;
   // The served resource of a watched kind (for writes), if any.
   std::optional<ApiResource> ResourceFor(const Gvk& gvk) const;
+  // How a watched kind's informer is doing (syncing, synced, forbidden, ...),
+  // if it has one.
+  std::optional<ReflectorHealth> HealthOf(const Gvk& gvk) const;
   // Why the apiserver cannot list and watch `gvk` ("" when it can), as of
   // the last discovery, for any kind (watched or not); "not yet discovered"
   // before the first.
