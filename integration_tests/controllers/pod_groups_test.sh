@@ -37,7 +37,7 @@ ns=pod-groups-$RANDOM
 cleanup() {
   stop_daemons
   kubectl delete mutatingwebhookconfiguration "$ns" --ignore-not-found >/dev/null 2>&1 || true
-  delete_demos "$ns" kai-demo volcano-demo cosched-demo kai-late volcano-late cosched-late
+  delete_demos "$ns" kai-demo volcano-demo cosched-demo kai-late volcano-late cosched-late kai-skip
   "$repo/integration_tests/testbed/testbed.sh" stop-gc "$testbed" || true
   delete_namespace "$ns"
   rm -rf "$work"
@@ -70,6 +70,13 @@ for s in "${schedulers[@]}"; do
   "$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name "$s-demo" \
     --scheduler-name "${scheduler_name[$s]}" >/dev/null
 done
+# Our JobSet definition has no topology: KAI's is then the top owner's
+# annotations'. And a JobSet that tells KAI's pod-grouper to skip it.
+kubectl -n "$ns" annotate jobset kai-demo kai.scheduler/topology=rack-topology \
+  kai.scheduler/topology-required-placement=rack >/dev/null
+"$repo/integration_tests/seed/create-demo.sh" --namespace "$ns" --name kai-skip \
+  --scheduler-name kai-scheduler >/dev/null
+kubectl -n "$ns" annotate jobset kai-skip kai.scheduler/skip-podgrouper=true >/dev/null
 
 # The webhook's CA and serving certificate for 127.0.0.1.
 openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
@@ -120,11 +127,13 @@ check_pod_group() {  # check_pod_group SCHEDULER JOBSET
       expected=$(jq -c '{
         minMember: .min_member, minSubGroup: .min_sub_group, queue: .queue,
         subGroups: [(.sub_groups // [])[] | {name, parent, minMember: .min_member, minSubGroup: .min_sub_group}],
-        topology: (.topology.topology // null)}' <<<"$group")
+        topology: (.topology.topology // null),
+        required: (.topology.required_topology_level // null)}' <<<"$group")
       actual=$(jq -c '.spec | {
         minMember, minSubGroup, queue,
         subGroups: [(.subGroups // [])[] | {name, parent, minMember, minSubGroup}],
-        topology: (.topologyConstraint.topology // null)}' <<<"$pg")
+        topology: (.topologyConstraint.topology // null),
+        required: (.topologyConstraint.requiredTopologyLevel // null)}' <<<"$pg")
       jq -e --arg js "$js" --arg uid "$uid" '.metadata.annotations["kai.scheduler/top-owner-metadata"] ==
         "name: \($js)\nuid: \($uid)\ngroup: jobset.x-k8s.io\nversion: v1alpha2\nkind: JobSet\n"' \
         <<<"$pg" >/dev/null || fail "kai top-owner-metadata: $(jq -c .metadata.annotations <<<"$pg")"
@@ -165,6 +174,17 @@ for s in "${schedulers[@]}"; do
   [[ "$(daemon_writes "$s-demo")" == 3 ]] || fail "$s-demo: the daemon did not write the 3 pods' marks"
   echo "ok: $s PodGroup $(pod_group_name "$s-demo") matches GetGangInstructions; its pods are in it"
 done
+
+if [[ " ${schedulers[*]} " == *" kai "* ]]; then
+  pod_group kai "$(pod_group_name kai-demo)" |
+    jq -e '.spec.topologyConstraint == {topology: "rack-topology", requiredTopologyLevel: "rack"}' >/dev/null ||
+    fail "the KAI PodGroup lacks the top owner's topology"
+  # Looked at with the others (the daemon had them all at its start).
+  ! kubectl -n "$ns" get podgroups.scheduling.run.ai "$(pod_group_name kai-skip)" >/dev/null 2>&1 ||
+    fail "a PodGroup was written for a JobSet annotated kai.scheduler/skip-podgrouper"
+  [[ "$(daemon_writes kai-skip)" == 0 ]] || fail "pods of a skipped JobSet were written"
+  echo "ok: KAI's topology from the top owner's annotations; kai.scheduler/skip-podgrouper honoured"
+fi
 
 # --- 2. no write while nothing changes, nor by a new leader -------------------
 versions() {
