@@ -29,6 +29,12 @@
 #   delete_demos NS NAME... deletes the seed demos NAME... of namespace NS
 #                           (integration_tests/seed/delete-demo.sh), in parallel;
 #                           failures are ignored (for the EXIT trap).
+#   make_test_ca DIR        makes DIR/ca.crt and DIR/ca.key, a CA for a day.
+#   make_serving_cert DIR SERIAL
+#                           makes DIR/tls.crt and DIR/tls.key, a serving
+#                           certificate for 127.0.0.1 signed by DIR's CA with
+#                           that serial, each renamed into place (a server that
+#                           reloads them never reads half a file).
 #   install_coscheduling_crd DIR
 #                           applies the scheduler-plugins coscheduling PodGroup
 #                           CRD (scheduling.x-k8s.io/v1alpha1) from its Go
@@ -111,6 +117,20 @@ delete_demos() {
     deleters+=($!)
   done
   for pid in "${deleters[@]}"; do wait "$pid" 2>/dev/null || true; done
+}
+
+make_test_ca() {
+  openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -subj "/CN=workloadmap-test-ca" -keyout "$1/ca.key" -out "$1/ca.crt" 2>/dev/null
+}
+
+make_serving_cert() {
+  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
+    -keyout "$1/new.key" -out "$1/new.csr" 2>/dev/null
+  openssl x509 -req -in "$1/new.csr" -CA "$1/ca.crt" -CAkey "$1/ca.key" -days 1 \
+    -set_serial "$2" -extfile <(echo "subjectAltName=IP:127.0.0.1") -out "$1/new.crt" 2>/dev/null
+  mv "$1/new.key" "$1/tls.key"
+  mv "$1/new.crt" "$1/tls.crt"
 }
 
 install_coscheduling_crd() {

@@ -34,17 +34,8 @@ cleanup() {
 trap cleanup EXIT
 
 # --- certificates: a CA, and a serving certificate for 127.0.0.1 -------------
-serving_cert() {  # serving_cert SERIAL: writes tls.crt and tls.key (renamed into place)
-  openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-    -keyout "$work/new.key" -out "$work/new.csr" 2>/dev/null
-  openssl x509 -req -in "$work/new.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -days 1 \
-    -set_serial "$1" -extfile <(echo "subjectAltName=IP:127.0.0.1") -out "$work/new.crt" 2>/dev/null
-  mv "$work/new.key" "$work/tls.key"
-  mv "$work/new.crt" "$work/tls.crt"
-}
-openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj "/CN=webhook-test-ca" -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-serving_cert 1001
+make_test_ca "$work"
+make_serving_cert "$work" 1001
 served_serial() {
   openssl s_client -connect "127.0.0.1:$port" -CAfile "$work/ca.crt" </dev/null 2>/dev/null |
     openssl x509 -noout -serial
@@ -111,7 +102,7 @@ kubectl get karta "$id-valid" >/dev/null
 echo "ok: a valid Karta is created and a label update is allowed"
 
 # --- 3. a renewed certificate is served without a restart --------------------
-serving_cert 1002
+make_serving_cert "$work" 1002
 for _ in $(seq 50); do
   [[ "$(served_serial)" == "serial=03EA" ]] && break
   sleep 0.1

@@ -79,12 +79,8 @@ kubectl -n "$ns" annotate jobset kai-demo kai.scheduler/topology=rack-topology \
 kubectl -n "$ns" annotate jobset kai-skip kai.scheduler/skip-podgrouper=true >/dev/null
 
 # The webhook's CA and serving certificate for 127.0.0.1.
-openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -subj "/CN=pod-groups-test-ca" -keyout "$work/ca.key" -out "$work/ca.crt" 2>/dev/null
-openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -subj "/CN=127.0.0.1" \
-  -keyout "$work/tls.key" -out "$work/tls.csr" 2>/dev/null
-openssl x509 -req -in "$work/tls.csr" -CA "$work/ca.crt" -CAkey "$work/ca.key" -days 1 \
-  -set_serial 7 -extfile <(echo "subjectAltName=IP:127.0.0.1") -out "$work/tls.crt" 2>/dev/null
+make_test_ca "$work"
+make_serving_cert "$work" 7
 
 port=$(free_port)
 hook_port=$(free_port)

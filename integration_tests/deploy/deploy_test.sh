@@ -58,6 +58,20 @@ trap cleanup EXIT
 
 # Objects of a kustomize output, as a JSON array.
 to_json() { kubectl create --dry-run=client -o json -f - | jq -s .; }
+# start_sa_leader LOG ARGS...: workloadmapd as the ServiceAccount (its
+# token), campaigning for this test's Lease with short timings, ARGS added;
+# its PID in leader_pid, ready when this returns.
+start_sa_leader() {
+  local log=$1
+  shift
+  POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
+    --listen "127.0.0.1:$(free_port)" --leader-elect \
+    --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
+    --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
+    --leader-election-lease-duration=3s "$@" 2>"$log" &
+  leader_pid=$!
+  wait_ready "$log" "$leader_pid"
+}
 # retarget NAME RESOURCE [COMPONENT]: kustomize output of deploy/RESOURCE
 # (plus the component) moved into the test namespace, cluster-scoped names
 # suffixed and everything labelled for cleanup, so parallel runs and the
@@ -293,13 +307,7 @@ jq -e '
       .valueFrom.fieldRef.fieldPath == "metadata.name"))' "$work/leader.json" >/dev/null ||
   fail "leader-election: not exactly the Lease rule, or the Deployment lacks 2 replicas, --leader-elect or POD_NAME"
 leader_metrics=$(free_port)
-POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
-  --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$leader_metrics" --leader-elect \
-  --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
-  --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
-  --leader-election-lease-duration=3s 2>"$work/daemon-leader.log" &
-leader_pid=$!
-wait_ready "$work/daemon-leader.log" "$leader_pid"
+start_sa_leader "$work/daemon-leader.log" --metrics-address "127.0.0.1:$leader_metrics"
 leading() { curl -s "http://127.0.0.1:$leader_metrics/debug/leader" | jq -r '.leading'; }
 # With the base RBAC alone the Lease is refused: the replica serves, and
 # does not lead.
@@ -334,13 +342,7 @@ karta="deploy-test$suffix"
 karta_manifest "$karta" deploy-test.run.ai ".spec.template | input" wm-deploy-test "$ns" |
   kubectl apply --server-side --field-manager=deploy-test -f - >/dev/null
 karta_metrics=$(free_port)
-POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
-  --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$karta_metrics" --leader-elect \
-  --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
-  --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
-  --leader-election-lease-duration=3s 2>"$work/daemon-karta.log" &
-leader_pid=$!
-wait_ready "$work/daemon-karta.log" "$leader_pid"
+start_sa_leader "$work/daemon-karta.log" --metrics-address "127.0.0.1:$karta_metrics"
 for _ in $(seq 100); do
   [[ "$(curl -s "http://127.0.0.1:$karta_metrics/debug/leader" | jq -r '.leading')" == true ]] && break
   sleep 0.1
@@ -460,13 +462,7 @@ jq -e '
   (.[] | select(.kind == "Deployment") | .spec.template.spec.containers[0].args | index("--publish-catalog") != null)' \
   "$work/publisher.json" >/dev/null || fail "catalog-publisher: not exactly get, create and patch on kartas, or no --publish-catalog"
 publisher() {  # publisher LOG: the ServiceAccount's leader, publishing
-  POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
-    --listen "127.0.0.1:$(free_port)" --metrics-address off --leader-elect \
-    --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
-    --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
-    --leader-election-lease-duration=3s --publish-catalog 2>"$1" &
-  leader_pid=$!
-  wait_ready "$1" "$leader_pid"
+  start_sa_leader "$1" --metrics-address off --publish-catalog
   for _ in $(seq 100); do
     grep -q 'catalog publication' "$1" && return 0
     sleep 0.1
@@ -509,14 +505,8 @@ install_coscheduling_crd "$work"
   --scheduler-name deploy-test-scheduler >/dev/null
 groups_metrics=$(free_port)
 grouper() {  # grouper LOG: the ServiceAccount's leader, writing coscheduling PodGroups
-  POD_NAME=deploy-test "$build/bin/workloadmapd" --kubeconfig "$work/sa.kubeconfig" \
-    --listen "127.0.0.1:$(free_port)" --metrics-address "127.0.0.1:$groups_metrics" --leader-elect \
-    --leader-election-namespace "$ns" --leader-election-lease "workloadmapd$suffix" \
-    --leader-election-retry-period=300ms --leader-election-renew-deadline=2s \
-    --leader-election-lease-duration=3s --no-karta-operator \
-    --coscheduling-pod-groups deploy-test-scheduler 2>"$1" &
-  leader_pid=$!
-  wait_ready "$1" "$leader_pid"
+  start_sa_leader "$1" --metrics-address "127.0.0.1:$groups_metrics" --no-karta-operator \
+    --coscheduling-pod-groups deploy-test-scheduler
 }
 group_failures() {
   curl -s "http://127.0.0.1:$groups_metrics/metrics" |

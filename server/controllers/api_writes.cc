@@ -6,7 +6,14 @@
 namespace wm::controllers {
 namespace {
 
-absl::StatusOr<Json> Send(const kube::ApiClient& client, const kube::HttpRequest& request) {
+absl::StatusOr<Json> Send(const kube::ApiClient& client, const std::string& method,
+                          const std::string& path, const std::string& content_type,
+                          const Json& body, const std::string& field_manager) {
+  kube::HttpRequest request;
+  request.method = method;
+  request.path = absl::StrCat(path, "?fieldManager=", kube::QueryEscape(field_manager));
+  request.content_type = content_type;
+  request.body = body.dump();
   auto response = client.Do(request);
   if (!response.ok()) return response.status();
   std::string message = kube::StatusMessage(response->body);
@@ -36,22 +43,12 @@ absl::StatusOr<Json> Send(const kube::ApiClient& client, const kube::HttpRequest
 
 absl::StatusOr<Json> MergePatch(const kube::ApiClient& client, const std::string& path,
                                 const Json& patch, const std::string& field_manager) {
-  kube::HttpRequest request;
-  request.method = "PATCH";
-  request.path = absl::StrCat(path, "?fieldManager=", kube::QueryEscape(field_manager));
-  request.content_type = "application/merge-patch+json";
-  request.body = patch.dump();
-  return Send(client, request);
+  return Send(client, "PATCH", path, "application/merge-patch+json", patch, field_manager);
 }
 
 absl::StatusOr<Json> Create(const kube::ApiClient& client, const std::string& collection_path,
                             const Json& object, const std::string& field_manager) {
-  kube::HttpRequest request;
-  request.method = "POST";
-  request.path = absl::StrCat(collection_path, "?fieldManager=", kube::QueryEscape(field_manager));
-  request.content_type = "application/json";
-  request.body = object.dump();
-  return Send(client, request);
+  return Send(client, "POST", collection_path, "application/json", object, field_manager);
 }
 
 }  // namespace wm::controllers

@@ -20,6 +20,7 @@ KartaController::KartaController(const kube::ApiClient& client, const kube::Clus
       engine_(engine),
       may_write_(std::move(may_write)),
       options_(std::move(options)),
+      retries_(options_.min_backoff, options_.max_backoff),
       recorder_(client, {.component = "workloadmapd", .instance = options_.instance}) {}
 
 KartaController::~KartaController() { Stop(); }
@@ -64,18 +65,12 @@ void KartaController::Run() {
     // every Karta is queued again.
     absl::Status status = may_write_() ? Reconcile(*name) : absl::OkStatus();
     if (status.ok()) {
-      failures_.erase(*name);
-      last_errors_.erase(*name);
+      retries_.Succeeded(*name);
     } else {
       ++failed_;
-      int failures = ++failures_[*name];
-      absl::Duration backoff = options_.min_backoff * (1 << std::min(failures - 1, 16));
-      queue_.AddAfter(*name, std::min(backoff, options_.max_backoff));
-      // Told once per Karta and error: a missing RBAC grant fails every
-      // retry of every Karta the same way.
-      std::string& last = last_errors_[*name];
-      if (options_.on_error && last != status.message()) options_.on_error(*name, status);
-      last = std::string(status.message());
+      Retries::Retry retry = retries_.Failed(*name, status);
+      queue_.AddAfter(*name, retry.after);
+      if (options_.on_error && retry.new_error) options_.on_error(*name, status);
     }
     queue_.Done(*name);
   }

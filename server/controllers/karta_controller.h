@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/controllers/event_recorder.h"
+#include "server/controllers/retries.h"
 #include "server/controllers/work_queue.h"
 #include "server/definitions/check.h"
 #include "server/expressions/engine.h"
@@ -101,14 +102,13 @@ class KartaController {
   expressions::Engine& engine_;
   const std::function<bool()> may_write_;
   const Options options_;
+  Retries retries_;  // the worker's own
   EventRecorder recorder_;
   WorkQueue queue_;
   std::thread worker_;
 
   // The worker's own: no lock.
   std::map<std::string, Checked> checked_;
-  std::map<std::string, int> failures_;
-  std::map<std::string, std::string> last_errors_;  // the last one told to on_error
 
   std::atomic<int64_t> label_writes_{0}, status_writes_{0}, events_{0}, failed_{0};
 };

@@ -55,7 +55,8 @@ PodGroupController::PodGroupController(const kube::ApiClient& client,
       index_(index),
       cluster_(std::move(cluster)),
       may_write_(std::move(may_write)),
-      options_(std::move(options)) {}
+      options_(std::move(options)),
+      retries_(options_.min_backoff, options_.max_backoff) {}
 
 PodGroupController::~PodGroupController() { Stop(); }
 
@@ -135,19 +136,14 @@ void PodGroupController::Run() {
     // every workload is queued again.
     absl::Status status = may_write_() ? Reconcile(key) : absl::OkStatus();
     if (status.ok()) {
-      failures_.erase(*item);
-      last_errors_.erase(*item);
+      retries_.Succeeded(*item);
     } else {
       ++failed_;
-      int failures = ++failures_[*item];
-      absl::Duration backoff = options_.min_backoff * (1 << std::min(failures - 1, 16));
-      queue_.AddAfter(*item, std::min(backoff, options_.max_backoff));
-      std::string& last = last_errors_[*item];
-      if (options_.on_error && last != status.message()) {
-        index::WorkloadKey key = FromQueueKey(cluster_, *item);
+      Retries::Retry retry = retries_.Failed(*item, status);
+      queue_.AddAfter(*item, retry.after);
+      if (options_.on_error && retry.new_error) {
         options_.on_error(absl::StrCat(key.gvk.kind, " ", key.key), status);
       }
-      last = std::string(status.message());
     }
     queue_.Done(*item);
   }

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "server/controllers/pod_groups.h"
+#include "server/controllers/retries.h"
 #include "server/controllers/work_queue.h"
 #include "server/index/workload_index.h"
 #include "server/kube/api_client.h"
@@ -145,8 +146,7 @@ class PodGroupController {
   // The worker's own: no lock.
   bool initial_sync_seen_ = false;
   std::map<GangScheduler, PodGroupSchema> schemas_;
-  std::map<std::string, int> failures_;
-  std::map<std::string, std::string> last_errors_;
+  Retries retries_;
 
   std::atomic<int64_t> creates_{0}, updates_{0}, pod_patches_{0}, failed_{0};
 };
