@@ -1,6 +1,5 @@
 #include "server/controllers/karta_controller.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"

@@ -56,6 +56,7 @@ PodGroupController::PodGroupController(const kube::ApiClient& client,
       cluster_(std::move(cluster)),
       may_write_(std::move(may_write)),
       options_(std::move(options)),
+      pod_group_kinds_(KindsToWatch(options_)),
       retries_(options_.min_backoff, options_.max_backoff) {}
 
 PodGroupController::~PodGroupController() { Stop(); }
@@ -63,8 +64,11 @@ PodGroupController::~PodGroupController() { Stop(); }
 void PodGroupController::Queue(const index::WorkloadKey& key) { queue_.Add(QueueKey(key)); }
 
 void PodGroupController::OnChange(const Gvk& gvk, const kube::Change& change) {
-  std::vector<Gvk> kinds = KindsToWatch(options_);
-  if (std::find(kinds.begin(), kinds.end(), gvk) == kinds.end()) return;
+  // Called for every change of every watched kind (pods included): a
+  // lookup in the few kinds computed once.
+  if (std::find(pod_group_kinds_.begin(), pod_group_kinds_.end(), gvk) == pod_group_kinds_.end()) {
+    return;
+  }
   const auto& object = change.new_object != nullptr ? change.new_object : change.old_object;
   if (object == nullptr) return;
   std::shared_ptr<const Json> document = object->Document();

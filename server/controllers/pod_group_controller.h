@@ -138,6 +138,7 @@ class PodGroupController {
   const std::string cluster_;
   const std::function<bool()> may_write_;
   const Options options_;
+  const std::vector<Gvk> pod_group_kinds_;  // KindsToWatch(options_)
   WorkQueue queue_;
   std::thread worker_;
   int subscription_ = 0;
