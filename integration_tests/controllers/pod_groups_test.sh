@@ -20,6 +20,13 @@
 #  5. with the daemon's mutating webhook for pods (called by the apiserver
 #     over HTTPS), a new workload's pods are created in their group: the
 #     marks come with the create, and the daemon never patches them.
+# And for KAI, with an MPIJob (kubeflow.org/v2beta1, from our catalog's case;
+# mpi-operator's CRD from WM_CRDS_DIR), whose gang counts subgroups:
+#  6. an older KAI's PodGroup CRD (without minSubGroup, as a KAI from early
+#     2026 serves it) replaces the served one: the running daemon reads the
+#     new schema and writes minMember instead of minSubGroup, to the
+#     PodGroup it wrote before and to a new workload's; with the real CRD
+#     back, minSubGroup again. The CRD is restored at the end (and on exit).
 #
 #   pod_groups_test.sh TESTBED_DIR BUILD_DIR
 set -euo pipefail
@@ -38,11 +45,35 @@ cleanup() {
   stop_daemons
   kubectl delete mutatingwebhookconfiguration "$ns" --ignore-not-found >/dev/null 2>&1 || true
   delete_demos "$ns" kai-demo volcano-demo cosched-demo kai-late volcano-late cosched-late kai-skip
+  ((kai_crd_changed == 0)) || restore_kai_crd ||
+    echo "pod_groups_test: could not restore the KAI PodGroup CRD (saved in $work/kai-crd.json)" >&2
+  delete_mpijobs
   "$repo/integration_tests/testbed/testbed.sh" stop-gc "$testbed" || true
   delete_namespace "$ns"
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Part 6 changes the testbed's KAI PodGroup CRD: cleanup puts it back.
+kai_crd_changed=0
+kai_crd=podgroups.scheduling.run.ai
+restore_kai_crd() {  # the served KAI CRD's spec as saved in $work/kai-crd.json
+  jq '[{op: "replace", path: "/spec", value: .spec}]' "$work/kai-crd.json" >"$work/kai-crd-patch.json" &&
+    kubectl patch crd "$kai_crd" --type=json --patch-file "$work/kai-crd-patch.json" >/dev/null &&
+    kubectl wait --for=condition=Established --timeout=60s "crd/$kai_crd" >/dev/null &&
+    kai_crd_changed=0
+}
+mpijobs=() mpi_pod_groups=()
+delete_mpijobs() {  # the MPIJobs of part 6, their Jobs, pods and PodGroups
+  local name
+  for name in "${mpijobs[@]}"; do
+    kubectl -n "$ns" delete --wait=false --ignore-not-found "mpijobs.kubeflow.org/$name" "jobs/$name-launcher" \
+      >/dev/null 2>&1 || true
+    kubectl -n "$ns" delete pods --wait=false -l "training.kubeflow.org/job-name=$name" >/dev/null 2>&1 || true
+  done
+  for name in "${mpi_pod_groups[@]}"; do
+    kubectl -n "$ns" delete --wait=false --ignore-not-found "$kai_crd/$name" >/dev/null 2>&1 || true
+  done
+}
 
 # --- the schedulers' CRDs -----------------------------------------------------
 schedulers=()
@@ -97,12 +128,13 @@ gang() {  # gang NAME: GetGangInstructions of the JobSet NAME
   "$grpcurl" -plaintext -d "{\"workload\": {\"namespace\": \"$ns\", \"kind\": \"JobSet\", \"name\": \"$1\"}}" \
     "127.0.0.1:$port" workloadmap.v1.WorkloadMap/GetGangInstructions
 }
-# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds.
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds (at the end, its
+# last say shown).
 wait_for() {
   local deadline=$((SECONDS + $1)) what=$2
   shift 2
   until "$@" >/dev/null 2>&1; do
-    ((SECONDS < deadline)) || { tail -20 "$work"/daemon-*.log; fail "timed out: $what"; }
+    ((SECONDS < deadline)) || { tail -n 20 "$work"/daemon-*.log; "$@" || true; fail "timed out: $what"; }
     sleep 0.3
   done
 }
@@ -203,6 +235,9 @@ if [[ "$(versions)" != "$before" ]]; then
   for s in "${schedulers[@]}"; do
     kubectl -n "$ns" get "${resource[$s]}" "$(pod_group_name "$s-demo")" -o json --show-managed-fields |
       jq -c '{spec, managedFields: [.metadata.managedFields[] | {manager, operation, time}]}' >&2
+    kubectl -n "$ns" get pods -l "jobset.sigs.k8s.io/jobset-name=$s-demo" -o json --show-managed-fields |
+      jq -c '.items[] | {name: .metadata.name, resourceVersion: .metadata.resourceVersion,
+        managedFields: [.metadata.managedFields[] | {manager, operation, subresource, time}]}' >&2
   done
   tail -30 "$work/daemon-2.log" >&2
   fail "a new leader rewrote PodGroups or pods"
@@ -268,4 +303,122 @@ for s in "${schedulers[@]}"; do
     fail "$s-late: pods patched after their creation: $(daemon_writes "$s-late")"
 done
 echo "ok: with the mutating webhook, pods are created in their PodGroup"
+
+# --- 6. an older KAI's PodGroup CRD: minMember, not minSubGroup ---------------
+mpijob_case="$repo/catalog/cases/kubeflow-org-mpijob-v2beta1/gang-worker-pod.yaml"
+if [[ " ${schedulers[*]} " != *" kai "* ]]; then
+  :  # said above
+elif ! kubectl get crd mpijobs.kubeflow.org >/dev/null 2>&1; then
+  [[ "${CI:-}" != true ]] || fail "the testbed does not serve mpijobs.kubeflow.org: WM_CRDS_DIR must hold it in CI"
+  echo "SKIPPED pod_groups_test part 6: the testbed does not serve mpijobs.kubeflow.org (set WM_CRDS_DIR)"
+else
+  # The case as JSON: kubectl converts it, headed as an object (nothing is
+  # created).
+  mpi_case=$({ printf 'apiVersion: v1\nkind: ConfigMap\n'; cat "$mpijob_case"; } |
+    kubectl create --dry-run=client --validate=false -o json -f -)
+  # create_mpijob NAME: the case's MPIJob, renamed, with what mpi-operator
+  # makes of it (the launcher Job, its pod, the worker pods; pods as the
+  # controllers create them, not yet scheduled), in order, each owner's
+  # real uid in its children's owner references; schedulerName
+  # kai-scheduler. A Job's pod gets the labels the apiserver gave the
+  # Job's template (controller-uid, job-name).
+  create_mpijob() {
+    local uids='{}' labels='{}' object created
+    mpijobs+=("$1")
+    while read -r object; do
+      created=$(jq -c --argjson uids "$uids" --argjson labels "$labels" '
+        .metadata.ownerReferences[]? |= (.uid = $uids[.kind + "/" + .name]) |
+        if .kind == "Pod" then
+          .metadata.labels += ($labels[.metadata.ownerReferences[0] | .kind + "/" + .name] // {})
+        else . end' <<<"$object" | kubectl -n "$ns" create -o json -f -)
+      uids=$(jq -c --argjson c "$created" '.[$c.kind + "/" + $c.metadata.name] = $c.metadata.uid' <<<"$uids")
+      labels=$(jq -c --argjson c "$created" '.[$c.kind + "/" + $c.metadata.name] = $c.spec.template.metadata.labels' \
+        <<<"$labels")
+    done < <(jq -c --arg from "$(jq -r .object.metadata.name <<<"$mpi_case")" --arg name "$1" --arg ns "$ns" '
+      [.object, .children[], .pods[]][] |
+      walk(if type == "string" then sub("^\($from)(?=-|$)"; $name) else . end) |
+      .metadata.namespace = $ns |
+      del(.metadata.uid, .metadata.generation, .metadata.creationTimestamp, .status, .spec.nodeName) |
+      if .kind == "Pod" then .spec.schedulerName = "kai-scheduler"
+      elif .kind == "MPIJob" then .spec.mpiReplicaSpecs[].template.spec.schedulerName = "kai-scheduler"
+      else .spec.template.spec.schedulerName = "kai-scheduler" end' <<<"$mpi_case")
+  }
+  mpijob_pod_group_name() {
+    "$grpcurl" -plaintext -d "{\"workload\": {\"namespace\": \"$ns\", \"group\": \"kubeflow.org\",
+      \"version\": \"v2beta1\", \"kind\": \"MPIJob\", \"name\": \"$1\"}}" \
+      "127.0.0.1:$port" workloadmap.v1.WorkloadMap/GetGangInstructions | jq -er '.gang.pod_groups[0].name'
+  }
+  # The counts the case expects (our MPIJob definition: minSubGroup 2 of
+  # the subgroups launcher, minMember 1, and worker, minMember 2).
+  expected_sub_groups=$(jq -c '[.expect.podGroup.subGroups[] | {name, minMember, minSubGroup: null}]' <<<"$mpi_case")
+  min_sub_group=$(jq -e '.expect.podGroup.minSubGroup' <<<"$mpi_case")
+  # What DesiredPodGroup writes instead of minSubGroup N: the N smallest
+  # needs of the subgroups added up (GangNeeds::OfChildren sorts them and
+  # adds the first N), here launcher 1 + worker 2 = 3: the launcher and
+  # every worker, as KAI counted them before minSubGroup. The subgroups
+  # count pods (minMember) with either CRD.
+  min_member=3
+  # kai_counts MPIJOB FORM: its KAI PodGroup counts subgroups (FORM
+  # minSubGroup: minSubGroup as expected, no minMember) or pods (FORM
+  # minMember: minMember 3, no minSubGroup), its subgroups as expected;
+  # it is the MPIJob's; and every pod is in it (pod-group-name) and in its
+  # role's subgroup (kai.scheduler/subgroup-name).
+  kai_counts() {
+    local group uid pg
+    group=$(mpijob_pod_group_name "$1") || return 1
+    uid=$(kubectl -n "$ns" get mpijobs.kubeflow.org "$1" -o jsonpath='{.metadata.uid}') || return 1
+    pg=$(kubectl -n "$ns" get "$kai_crd" "$group" -o json) || return 1
+    jq -e --arg form "$2" --argjson msg "$min_sub_group" --argjson mm "$min_member" \
+      --argjson sub_groups "$expected_sub_groups" --arg job "$1" --arg uid "$uid" '
+      .metadata.ownerReferences == [{apiVersion: "kubeflow.org/v2beta1", kind: "MPIJob", name: $job, uid: $uid}] and
+      (if $form == "minSubGroup" then .spec.minSubGroup == $msg and (.spec | has("minMember") | not)
+       else .spec.minMember == $mm and (.spec | has("minSubGroup") | not) end) and
+      [.spec.subGroups[] | {name, minMember, minSubGroup}] == $sub_groups' <<<"$pg" >/dev/null || {
+      echo "$1's PodGroup, not $2: $(jq -c '{owners: .metadata.ownerReferences, spec}' <<<"$pg")" >&2
+      return 1
+    }
+    kubectl -n "$ns" get pods -l "training.kubeflow.org/job-name=$1" -o json |
+      jq -e --arg g "$group" '(.items | length) == 3 and all(.items[].metadata;
+        .annotations["pod-group-name"] == $g and
+        .labels["kai.scheduler/subgroup-name"] == .labels["training.kubeflow.org/job-role"])' >/dev/null || {
+      echo "$1's pods are not in $group: $(kubectl -n "$ns" get pods -l "training.kubeflow.org/job-name=$1" \
+        -o json | jq -c '[.items[].metadata | {name, labels, annotations}]')" >&2
+      return 1
+    }
+    [[ " ${mpi_pod_groups[*]} " == *" $group "* ]] || mpi_pod_groups+=("$group")
+  }
+
+  # With the served (current) CRD: minSubGroup.
+  create_mpijob kai-mpi
+  wait_for 60 "kai-mpi's KAI PodGroup with minSubGroup" kai_counts kai-mpi minSubGroup
+
+  # An older KAI's CRD: the same without minSubGroup, in every version, in
+  # the spec and in its subgroups.
+  kubectl get crd "$kai_crd" -o json >"$work/kai-crd.json"
+  jq '[{op: "replace", path: "/spec", value: (.spec | del(
+    .versions[].schema.openAPIV3Schema.properties.spec.properties.minSubGroup,
+    .versions[].schema.openAPIV3Schema.properties.spec.properties.subGroups.items.properties.minSubGroup))}]' \
+    "$work/kai-crd.json" >"$work/older-kai-crd-patch.json"
+  kai_crd_changed=1
+  kubectl patch crd "$kai_crd" --type=json --patch-file "$work/older-kai-crd-patch.json" >/dev/null
+  kubectl wait --for=condition=Established --timeout=60s "crd/$kai_crd" >/dev/null
+  kubectl get crd "$kai_crd" -o json | jq -e '[.spec.versions[].schema.openAPIV3Schema.properties.spec.properties |
+    has("minSubGroup"), (.subGroups.items.properties | has("minSubGroup"))] | any | not' >/dev/null ||
+    fail "the KAI CRD still has minSubGroup"
+  # The daemon that runs learns it (the CRD's change, a discovery): the
+  # PodGroup it wrote goes to minMember, and a new MPIJob's has it.
+  wait_for 30 "kai-mpi's KAI PodGroup rewritten for the older CRD" kai_counts kai-mpi minMember
+  create_mpijob kai-mpi-older
+  wait_for 60 "kai-mpi-older's KAI PodGroup with minMember" kai_counts kai-mpi-older minMember
+  echo "ok: with an older KAI's PodGroup CRD, minMember $min_member instead of minSubGroup $min_sub_group"
+
+  # The real CRD back: minSubGroup again, for both.
+  restore_kai_crd || fail "could not restore the KAI PodGroup CRD"
+  [[ $(kubectl get crd "$kai_crd" -o json | jq -S .spec) == "$(jq -S .spec "$work/kai-crd.json")" ]] ||
+    fail "the KAI PodGroup CRD restored differs from the one served before"
+  for job in kai-mpi kai-mpi-older; do
+    wait_for 30 "$job's KAI PodGroup back to minSubGroup" kai_counts "$job" minSubGroup
+  done
+  echo "ok: with the real KAI PodGroup CRD back, minSubGroup $min_sub_group again"
+fi
 echo "pod group tests passed (${schedulers[*]})"

@@ -7,6 +7,8 @@
 #include <atomic>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "absl/random/random.h"
 #include "absl/strings/str_cat.h"
@@ -316,6 +318,68 @@ TEST(KartaControllerIntegrationTest, AReplicaThatDoesNotLeadWritesNothingUntilIt
   op.controller().ResyncAll();  // what the daemon does when it starts leading
   ASSERT_TRUE(Eventually([&] { return ConditionIs(name, "Validated", "True"); }, kWait));
   ASSERT_TRUE(tb.Call("DELETE", kKartas + "/" + name).ok());
+}
+
+// The operator's threads at once (scripts/test runs it under TSan too):
+// the cache's thread queueing changes, the elector flipping leadership and
+// resyncing, a reader of the counts, the worker writing. When it settles,
+// every Karta tells the truth and no finding was reported twice (events
+// come after the status that records them: a flip between the two loses
+// the notice, never doubles it).
+TEST(KartaControllerStressTest, ChangesResyncsAndLeadershipFlipsWhileTheWorkerWrites) {
+  Testbed& tb = Testbed::Get();
+  Operator op;
+  Gvk widget{UniqueGroup(), "v1", "Widget"};
+  ASSERT_TRUE(tb.Call("POST", kCrds, Crd(widget, "widgets")).ok());
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> threads;
+  threads.emplace_back([&] {
+    for (int n = 0; !stop; ++n) {
+      op.Lead(n % 4 != 0);
+      if (n % 4 != 0) op.controller().ResyncAll();
+      absl::SleepFor(absl::Milliseconds(10));
+    }
+  });
+  threads.emplace_back([&] {
+    while (!stop) {
+      (void)op.controller().counts();
+      absl::SleepFor(absl::Milliseconds(1));
+    }
+  });
+  constexpr int kEach = 8;
+  std::vector<std::string> valid, broken;
+  for (int i = 0; i < kEach; ++i) {
+    valid.push_back(absl::StrCat("valid-", i, "-", widget.group));
+    broken.push_back(absl::StrCat("broken-", i, "-", widget.group));
+    ASSERT_TRUE(tb.Call("POST", kKartas, Karta(valid.back(), widget)).ok());
+    ASSERT_TRUE(tb.Call("POST", kKartas,
+                        Karta(broken.back(), widget, definitions::testing::kRefusedPodTemplatePath))
+                    .ok());
+  }
+  // Changes while it works: an annotation each (a new resourceVersion, the
+  // same generation).
+  for (const std::string& name : valid) {
+    Json patch = {{"metadata", {{"annotations", {{"stress", "1"}}}}}};
+    ASSERT_TRUE(tb.Call("PATCH", kKartas + "/" + name, patch, "application/merge-patch+json").ok());
+  }
+  absl::SleepFor(absl::Seconds(1));
+  stop = true;
+  for (std::thread& thread : threads) thread.join();
+  op.Lead(true);
+  op.controller().ResyncAll();
+
+  for (const std::string& name : valid) {
+    EXPECT_TRUE(Eventually([&] { return ConditionIs(name, "Ready", "True"); }, kWait)) << name;
+    EXPECT_EQ(Get(name)["metadata"]["labels"]["run.ai/karta-kind"], "Widget");
+    EXPECT_TRUE(EventsAbout(name).empty()) << name;
+  }
+  for (const std::string& name : broken) {
+    EXPECT_TRUE(Eventually([&] { return ConditionIs(name, "Validated", "False"); }, kWait)) << name;
+    EXPECT_LE(EventsAbout(name).size(), 1u) << name;
+  }
+  for (const std::string& name : valid) ASSERT_TRUE(tb.Call("DELETE", kKartas + "/" + name).ok());
+  for (const std::string& name : broken) ASSERT_TRUE(tb.Call("DELETE", kKartas + "/" + name).ok());
+  ASSERT_TRUE(tb.Call("DELETE", kCrds + "/widgets." + widget.group).ok());
 }
 
 }  // namespace

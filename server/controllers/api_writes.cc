@@ -11,7 +11,11 @@ absl::StatusOr<Json> Send(const kube::ApiClient& client, const std::string& meth
                           const Json& body, const std::string& field_manager) {
   kube::HttpRequest request;
   request.method = method;
-  request.path = absl::StrCat(path, "?fieldManager=", kube::QueryEscape(field_manager));
+  // Strict: a field the object's schema lacks (a PodGroup CRD older than
+  // the field) fails the write, which is logged and retried, instead of
+  // being dropped in silence with a warning nobody reads.
+  request.path = absl::StrCat(path, "?fieldManager=", kube::QueryEscape(field_manager),
+                              "&fieldValidation=Strict");
   request.content_type = content_type;
   request.body = body.dump();
   auto response = client.Do(request);

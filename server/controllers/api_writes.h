@@ -14,7 +14,8 @@ namespace wm::controllers {
 // to do), Aborted (a conflict: the cache brings the newer object, which is
 // looked at again), AlreadyExists (created meanwhile: likewise),
 // Unavailable (anything else, retried with backoff). Each returns the
-// object as written.
+// object as written. Fields are validated strictly: a field the served
+// schema does not know is an error, never dropped.
 
 // A JSON merge patch of the object (or subresource) at `path`.
 absl::StatusOr<Json> MergePatch(const kube::ApiClient& client, const std::string& path,

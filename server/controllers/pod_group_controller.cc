@@ -168,23 +168,23 @@ PodGroupSchema PodGroupController::SchemaOf(GangScheduler scheduler) {
   if (it != schemas_.end()) return it->second;
   PodGroupSchema schema;
   if (scheduler == GangScheduler::kKai) {
-    // minSubGroup where the served version's schema has it; a CRD that
-    // cannot be read is taken to be the newest (writes that it refuses
-    // are retried, and the next discovery reads it again).
+    // minSubGroup where the served version's schema has it. A CRD that
+    // cannot be read now is taken to be the newest and read again at the
+    // next reconcile: a write it refuses (writes are strict) fails and is
+    // retried meanwhile, nothing is dropped in silence.
     Gvk gvk = PodGroupGvk(scheduler);
     kube::HttpRequest request;
     request.path = CrdPath(gvk);
     auto response = client_.Do(request);
-    if (response.ok() && response->status == 200) {
-      absl::StatusOr<Json> crd = ParseJson(response->body);
-      const Json* versions = crd.ok() ? Find(*crd, {"spec", "versions"}) : nullptr;
-      if (versions != nullptr && versions->is_array()) {
-        for (const Json& version : *versions) {
-          if (FindString(version, {"name"}) != gvk.version) continue;
-          schema.min_sub_group = Find(version, {"schema", "openAPIV3Schema", "properties", "spec",
-                                                "properties", "minSubGroup"}) != nullptr;
-        }
-      }
+    absl::StatusOr<Json> crd = response.ok() && response->status == 200
+                                   ? ParseJson(response->body)
+                                   : absl::UnavailableError("the CRD cannot be read");
+    const Json* versions = crd.ok() ? Find(*crd, {"spec", "versions"}) : nullptr;
+    if (versions == nullptr || !versions->is_array()) return schema;
+    for (const Json& version : *versions) {
+      if (FindString(version, {"name"}) != gvk.version) continue;
+      schema.min_sub_group = Find(version, {"schema", "openAPIV3Schema", "properties", "spec",
+                                            "properties", "minSubGroup"}) != nullptr;
     }
   }
   schemas_[scheduler] = schema;
