@@ -100,8 +100,6 @@ TEST_P(ValidateRuleTest, ReportsFieldPath) {
 const std::string kR = "spec.structureDefinition.rootComponent";
 const std::string kC = "spec.structureDefinition.childComponents[0]";
 
-std::string P(const std::string& a, const char* b) { return a + b; }
-
 INSTANTIATE_TEST_SUITE_P(
     Rules, ValidateRuleTest,
     ::testing::Values(

@@ -263,7 +263,7 @@ TEST_F(AccessControlTest, ACallOnAWorkloadNeedsGetOnItsResourceInItsNamespace) {
   EXPECT_EQ(apiserver_.reviews(), 2);
 
   // GetGangInstructions of a pod asks about its top owner, the JobSet.
-  for (const std::string& token : {"scheduler-token", "intern-token"}) {
+  for (const std::string token : {"scheduler-token", "intern-token"}) {
     v1::GetGangInstructionsRequest request;
     request.mutable_pod()->set_name("demo-worker-0-0-x0w");
     request.mutable_pod()->set_namespace_("default");
