@@ -24,10 +24,13 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/observability/http_request_head.h"
+#include "server/observability/internal/errno_status.h"
 #include "server/observability/listen_socket.h"
 
 namespace wm::observability {
 namespace {
+
+using internal::ErrnoStatus;
 
 // After the response, how long to keep reading (and discarding) what the
 // client still sends: closing with unread bytes would reset the connection
@@ -42,16 +45,6 @@ constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
 constexpr absl::string_view kBusyResponse =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
     "Content-Length: 20\r\nConnection: close\r\n\r\nService Unavailable\n";
-
-std::string ErrnoText(int error) {
-  char buffer[256];
-  // GNU strerror_r: returns the message, not necessarily in `buffer`.
-  return strerror_r(error, buffer, sizeof(buffer));
-}
-
-absl::Status ErrnoStatus(int error, absl::string_view what) {
-  return absl::Status(absl::ErrnoToStatusCode(error), absl::StrCat(what, ": ", ErrnoText(error)));
-}
 
 absl::string_view Reason(int status) {
   switch (status) {

@@ -11,16 +11,12 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "server/observability/internal/errno_status.h"
 
 namespace wm::observability {
 namespace {
 
-absl::Status ErrnoStatus(int error, absl::string_view what) {
-  char buffer[256];
-  // GNU strerror_r: returns the message, not necessarily in `buffer`.
-  return absl::Status(absl::ErrnoToStatusCode(error),
-                      absl::StrCat(what, ": ", strerror_r(error, buffer, sizeof(buffer))));
-}
+using internal::ErrnoStatus;
 
 // A parsed listen address; `any` means all interfaces (try IPv6, then IPv4).
 struct ListenAddress {

@@ -24,7 +24,7 @@ using ::wm::index::WorkloadView;
 
 namespace {
 
-constexpr char kMethod[] = "ListWorkloads";
+constexpr char kListWorkloads[] = "ListWorkloads";
 
 // Newest first; ties by cluster, namespace, kind and name.
 std::string SortKey(const WorkloadView& v) {
@@ -70,7 +70,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeListWorkloads(
     return absl::OkStatus();
   };
   if (absl::Status prepared = prepare(); !prepared.ok()) {
-    return RunHere(call, kMethod, [&] { return prepared; });
+    return RunHere(call, kListWorkloads, [&] { return prepared; });
   }
   auto access = std::make_shared<ListAccess>(call.caller, options_.access_reviewers, index_);
   // Lists `views` into the response; false when a decision on who may see
@@ -112,10 +112,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeListWorkloads(
   };
   absl::StatusOr<bool> listed = list(/*may_ask=*/false);
   if (!listed.ok() || *listed) {
-    return RunHere(call, kMethod, [&] { return listed.status(); });
+    return RunHere(call, kListWorkloads, [&] { return listed.status(); });
   }
   // Some decision needs a SubjectAccessReview: the whole listing, on the pool.
-  return Offload(call, kMethod, [list]() -> absl::Status { return list(true).status(); });
+  return Offload(call, kListWorkloads, [list]() -> absl::Status { return list(true).status(); });
 }
 
 }  // namespace wm::rpc

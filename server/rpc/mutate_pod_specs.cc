@@ -28,7 +28,7 @@ using internal::Target;
 
 namespace {
 
-constexpr char kMethod[] = "MutatePodSpecs";
+constexpr char kMutatePodSpecs[] = "MutatePodSpecs";
 
 absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest& request) {
   resolution::WorkloadEdit edit;
@@ -185,7 +185,7 @@ absl::Status Mutate(index::WorkloadIndex& index, expressions::Engine& engine,
   if (options.audit) {
     access::ResourceAttributes what = AttributesOf(target, "patch");
     options.audit({.kind = AuditEvent::Kind::kApply,
-                   .method = kMethod,
+                   .method = kMutatePodSpecs,
                    .who = caller,
                    .what = &what,
                    .status = rv.status(),
@@ -204,25 +204,27 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeMutatePodSpecs(
     v1::MutatePodSpecsResponse* response) {
   // The request's own errors first: they need no target and no access.
   absl::StatusOr<resolution::WorkloadEdit> edit = ToEdit(*request);
-  if (!edit.ok()) return RunHere(call, kMethod, [&] { return edit.status(); });
+  if (!edit.ok()) return RunHere(call, kMutatePodSpecs, [&] { return edit.status(); });
   auto mutate = [this, call, request, response,
                  edit = *std::move(edit)](std::optional<Target> ref) {
-    return Offload(call, kMethod, [this, call, request, response, edit, ref]() -> absl::Status {
-      return Mutate(index_, engine_, options_, call.caller.get(), *request, edit, ref, response);
-    });
+    return Offload(call, kMutatePodSpecs,
+                   [this, call, request, response, edit, ref]() -> absl::Status {
+                     return Mutate(index_, engine_, options_, call.caller.get(), *request, edit,
+                                   ref, response);
+                   });
   };
   if (request->has_ref()) {
     // The answer holds the object: the caller needs get on it, as kubectl
     // get would. An apply is then judged by the apiserver, as the caller.
     auto found = FindTarget(index_, kind_names_, request->ref(), "ref");
-    if (!found.ok()) return RunHere(call, kMethod, [&] { return found.status(); });
-    return Authorized(call, kMethod, found->cluster->name(), AttributesOf(*found, "get"),
+    if (!found.ok()) return RunHere(call, kMutatePodSpecs, [&] { return found.status(); });
+    return Authorized(call, kMutatePodSpecs, found->cluster->name(), AttributesOf(*found, "get"),
                       [mutate, target = *found] { return mutate(target); });
   }
   if (request->has_inline_()) {
-    return AuthorizedInline(call, kMethod, [mutate] { return mutate(std::nullopt); });
+    return AuthorizedInline(call, kMutatePodSpecs, [mutate] { return mutate(std::nullopt); });
   }
-  return RunHere(call, kMethod,
+  return RunHere(call, kMutatePodSpecs,
                  [] { return absl::InvalidArgumentError("ref or inline is required"); });
 }
 

@@ -23,13 +23,13 @@ using ::wm::index::CopyTrimmed;
 using ::wm::index::WorkloadView;
 
 namespace {
-constexpr char kMethod[] = "ResolveWorkload";
+constexpr char kResolveWorkload[] = "ResolveWorkload";
 }  // namespace
 
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
                                                               const grpc::ByteBuffer* request_bytes,
                                                               grpc::ByteBuffer* response_bytes) {
-  return Authenticated({context, context->DefaultReactor(), nullptr, nullptr}, kMethod,
+  return Authenticated({context, context->DefaultReactor(), nullptr, nullptr}, kResolveWorkload,
                        [this, request_bytes, response_bytes](const UnaryCall& call) {
                          return ServeResolveWorkload(call, request_bytes, response_bytes);
                        });
@@ -40,15 +40,15 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
     grpc::ByteBuffer* response_bytes) {
   auto request = std::make_shared<v1::ResolveWorkloadRequest>();
   if (absl::Status parsed = ParseRequest(*request_bytes, request.get()); !parsed.ok()) {
-    return RunHere(call, kMethod, [&] { return parsed; });
+    return RunHere(call, kResolveWorkload, [&] { return parsed; });
   }
   if (request->pod_limit() < 0) {
-    return RunHere(call, kMethod,
+    return RunHere(call, kResolveWorkload,
                    [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
-    return AuthorizedInline(call, kMethod, [this, call, request, response_bytes] {
-      return Offload(call, kMethod, [this, request, response_bytes]() -> absl::Status {
+    return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes] {
+      return Offload(call, kResolveWorkload, [this, request, response_bytes]() -> absl::Status {
         // Declared first, so it runs after the rest is freed: a large request's
         // parsed objects would otherwise stay in the heap for good.
         HeapTrimAfterLargeWork trim(request->ByteSizeLong());
@@ -66,7 +66,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
     });
   }
   if (!request->has_ref()) {
-    return RunHere(call, kMethod,
+    return RunHere(call, kResolveWorkload,
                    [] { return absl::InvalidArgumentError("ref or inline is required"); });
   }
   auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
@@ -87,11 +87,11 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
     CopyTrimmed(*view.resolved, true, request->pod_limit(), response.mutable_workload());
     return SerializeMessage(response, response_bytes);
   };
-  if (!target.ok()) return RunHere(call, kMethod, [&] { return target.status(); });
-  return Authorized(call, kMethod, target->cluster->name(), AttributesOf(*target, "get"),
+  if (!target.ok()) return RunHere(call, kResolveWorkload, [&] { return target.status(); });
+  return Authorized(call, kResolveWorkload, target->cluster->name(), AttributesOf(*target, "get"),
                     [this, call, target = *target, respond] {
                       return AnswerWithView(
-                          call, kMethod, PublishedViewOf(index_, target),
+                          call, kResolveWorkload, PublishedViewOf(index_, target),
                           [this, target] { return ResolvedViewOf(index_, target); }, respond);
                     });
 }
