@@ -69,7 +69,11 @@ TEST(AccessIntegrationTest, RbacDecidesThroughSubjectAccessReviewAndRevocationsA
                   .ok());
   std::string user = "system:serviceaccount:" + ns + ":reader";
 
-  AccessReviewer reviewer(tb.admin(), {.allowed_ttl = absl::Seconds(1)});
+  // Short ttls both ways: a review made before RBAC's informers have the
+  // new binding is a denial, which the default 30 s would keep past the
+  // wait below (the test is of RBAC's decisions, not of the cache).
+  AccessReviewer reviewer(tb.admin(),
+                          {.allowed_ttl = absl::Seconds(1), .denied_ttl = absl::Seconds(1)});
   Identity reader{user, "", {"system:serviceaccounts", "system:authenticated"}, {}};
   Identity nobody{"system:serviceaccount:" + ns + ":nobody", "", {"system:authenticated"}, {}};
   ResourceAttributes get_here{"get", "jobset.x-k8s.io", "jobsets", ns, "demo"};
