@@ -81,8 +81,9 @@ in_image /usr/local/bin/wmctl version | grep -q "^wmctl " || fail "the image's w
 "$repo/integration_tests/seed/create-demo.sh" >/dev/null
 port=$(free_port)
 metrics_port=$(free_port)
-in_image /usr/local/bin/workloadmapd --kubeconfig /tmp/kube/config --listen "127.0.0.1:$port" \
-  --metrics-address "127.0.0.1:$metrics_port" >"$work/daemon.log" 2>&1 &
+# chroot itself, not in_image: $! must be the daemon's pid (chroot execs it).
+chroot --userspec=65532:65532 "$root" /usr/local/bin/workloadmapd --kubeconfig /tmp/kube/config \
+  --listen "127.0.0.1:$port" --metrics-address "127.0.0.1:$metrics_port" >"$work/daemon.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 150); do
   curl -fs "127.0.0.1:$metrics_port/readyz" >/dev/null 2>&1 && break
