@@ -167,8 +167,9 @@ class CaseRunner {
                                    w.status().matched_statuses().end());
       EXPECT_EQ(Json(got), expect["matchedStatuses"]) << where_ << ": matchedStatuses";
     }
-    if (expect.contains("phase"))
+    if (expect.contains("phase")) {
       EXPECT_EQ(w.status().phase(), expect["phase"]) << where_ << ": phase";
+    }
     std::map<std::string, const v1::ComponentInstance*> flat;
     std::map<std::string, std::vector<std::string>> ids;
     Flatten(w.root(), flat, ids);

@@ -54,6 +54,13 @@ std::string FindString(const Json& document, std::initializer_list<absl::string_
   return FindOptionalString(document, keys).value_or("");
 }
 
+absl::string_view FindStringView(const Json& document,
+                                 std::initializer_list<absl::string_view> keys) {
+  const Json* value = Find(document, keys);
+  if (value == nullptr || !value->is_string()) return "";
+  return value->get_ref<const std::string&>();
+}
+
 std::optional<std::string> FindOptionalString(const Json& document,
                                               std::initializer_list<absl::string_view> keys) {
   const Json* value = Find(document, keys);

@@ -26,6 +26,12 @@ const Json* Find(const Json& document, std::initializer_list<absl::string_view> 
 // The string under nested object keys, or "" when absent or not a string.
 std::string FindString(const Json& document, std::initializer_list<absl::string_view> keys);
 
+// A view of the string under nested object keys, or "" when absent or not
+// a string. REQUIRES: `document` outlives the view. For hot paths that
+// only compare or copy once (a pod's uid, its owner's).
+absl::string_view FindStringView(const Json& document,
+                                 std::initializer_list<absl::string_view> keys);
+
 // The string under nested object keys, or nullopt when absent or not a
 // string: for optional fields, where "" is a value that FindString cannot
 // tell from an absent one.

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "server/common/json.h"
+#include "server/expressions/output.h"
 
 namespace wm::expressions {
 
@@ -53,9 +54,21 @@ class Session {
   // All outputs of expression `index` of `program` applied to the input, in
   // order. Fails on a jq error (the first error ends the evaluation, as in
   // upstream's gojq), on more than max_outputs outputs, and when the budget
-  // is exhausted.
-  virtual absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index,
-                                                     InputId input) = 0;
+  // is exhausted. Outputs that are parts of the input or the program are
+  // views (output.h): valid while the input and the program are.
+  virtual absl::StatusOr<std::vector<Output>> EvaluateViews(const Program& program, size_t index,
+                                                            InputId input) = 0;
+
+  // The same outputs, each a Json of its own: for callers that keep or
+  // edit them.
+  absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index, InputId input) {
+    absl::StatusOr<std::vector<Output>> views = EvaluateViews(program, index, input);
+    if (!views.ok()) return views.status();
+    std::vector<Json> outputs;
+    outputs.reserve(views->size());
+    for (Output& view : *views) outputs.push_back(std::move(view).Take());
+    return outputs;
+  }
 };
 
 // A jq dialect compatible with upstream's gojq for the definitions it

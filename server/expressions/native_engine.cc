@@ -1,6 +1,7 @@
 #include "server/expressions/native_engine.h"
 
 #include <cmath>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "server/expressions/native/compiler.h"
 #include "server/expressions/native/interpreter.h"
 #include "server/expressions/native/parser.h"
+#include "server/expressions/native/path_plan.h"
 #include "server/expressions/native/value_size.h"
 
 namespace wm::expressions {
@@ -34,6 +36,15 @@ constexpr size_t kStackScale = 1;
 constexpr size_t kStackScale = 1;
 #endif
 
+bool HasNan(const Json& value) {
+  if (value.is_number_float()) return std::isnan(value.get<double>());
+  if (!value.is_structured()) return false;
+  for (const Json& member : value) {
+    if (HasNan(member)) return true;
+  }
+  return false;
+}
+
 void NanToNull(Json& value) {
   if (value.is_number_float() && std::isnan(value.get<double>())) {
     value = nullptr;
@@ -42,17 +53,36 @@ void NanToNull(Json& value) {
   }
 }
 
+// An interpreter value as an Output that outlives the evaluation: views of
+// the input stay views, computed values are shared. NaN has no JSON form;
+// gojq writes it as null. Only computed values can hold one (a JSON input
+// cannot).
+Output ToOutput(const Value& v) {
+  if (v.borrowed()) return Output::View(*v);
+  if (v.owner() == nullptr || HasNan(*v)) {
+    Json copy = *v;
+    NanToNull(copy);
+    return Output::Value(std::move(copy));
+  }
+  return Output::Shared(v.owner(), *v);
+}
+
 class NativeProgram : public Program {
  public:
   NativeProgram(std::vector<std::string> sources, std::vector<std::unique_ptr<const Op>> ops)
-      : sources_(std::move(sources)), ops_(std::move(ops)) {}
+      : sources_(std::move(sources)), ops_(std::move(ops)) {
+    for (const auto& op : ops_) plans_.push_back(native::PathPlan::Of(*op));
+  }
   size_t size() const override { return sources_.size(); }
   const std::string& source(size_t index) const override { return sources_[index]; }
   const Op& op(size_t index) const { return *ops_[index]; }
+  // The fast lane of expression `index` when it is a plain walk.
+  const std::optional<native::PathPlan>& plan(size_t index) const { return plans_[index]; }
 
  private:
   std::vector<std::string> sources_;
   std::vector<std::unique_ptr<const Op>> ops_;
+  std::vector<std::optional<native::PathPlan>> plans_;
 };
 
 class NativeSession : public Session {
@@ -70,8 +100,8 @@ class NativeSession : public Session {
   // The evaluator uses nlohmann's checked accessors only after checking
   // types; should one still throw (a defect), the evaluation fails rather
   // than the process.
-  absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index,
-                                             InputId input) override {
+  absl::StatusOr<std::vector<Output>> EvaluateViews(const Program& program, size_t index,
+                                                    InputId input) override {
     try {
       return EvaluateUnguarded(program, index, input);
     } catch (const std::exception& e) {
@@ -80,8 +110,8 @@ class NativeSession : public Session {
   }
 
  private:
-  absl::StatusOr<std::vector<Json>> EvaluateUnguarded(const Program& program, size_t index,
-                                                      InputId input) {
+  absl::StatusOr<std::vector<Output>> EvaluateUnguarded(const Program& program, size_t index,
+                                                        InputId input) {
     if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
       return absl::InvalidArgumentError("unknown input");
     }
@@ -91,12 +121,17 @@ class NativeSession : public Session {
       return absl::InvalidArgumentError("the program was not compiled by the native engine");
     }
     const EvalLimits& limits = options_.limits;
+    if (const auto& plan = compiled->plan(index)) {
+      if (std::optional<std::vector<Output>> outputs = Walk(*plan, *inputs_[input])) {
+        return *std::move(outputs);
+      }
+    }
     native::EvalBounds bounds;
     bounds.deadline = absl::Now() + limits.budget;
     bounds.max_built_bytes = options_.max_built_bytes;
     bounds.max_stack_bytes = options_.max_stack_bytes * kStackScale;
     Interpreter interpreter(bounds);
-    std::vector<Json> outputs;
+    std::vector<Output> outputs;
     size_t output_bytes = 0;
     absl::Status limit;
     Flow flow = interpreter.Run(
@@ -113,10 +148,7 @@ class NativeSession : public Session {
                 "query results exceed the allowed size of ", limits.max_output_bytes, " bytes"));
             return Flow::kError;
           }
-          outputs.push_back(*v);
-          // NaN has no JSON form; gojq writes it as null. Only computed
-          // values can hold one (a JSON input cannot).
-          if (!v.borrowed()) NanToNull(outputs.back());
+          outputs.push_back(ToOutput(v));
           return Flow::kContinue;
         });
     if (!limit.ok()) return limit;
@@ -133,9 +165,26 @@ class NativeSession : public Session {
     return outputs;
   }
 
+  // The outputs of a plain walk (path_plan.h), or nullopt when the
+  // interpreter must decide: the walk met something unusual, or the
+  // outputs pass a bound (the interpreter then words the error).
+  std::optional<std::vector<Output>> Walk(const native::PathPlan& plan, const Json& input) {
+    views_.clear();
+    const EvalLimits& limits = options_.limits;
+    if (!plan.Walk(input, static_cast<size_t>(limits.max_outputs), views_)) return std::nullopt;
+    size_t bytes = 0;
+    for (const Json* view : views_) bytes += native::ApproximateBytes(*view);
+    if (bytes > limits.max_output_bytes) return std::nullopt;
+    std::vector<Output> outputs;
+    outputs.reserve(views_.size());
+    for (const Json* view : views_) outputs.push_back(Output::View(*view));
+    return outputs;
+  }
+
   const native::Prelude& prelude_;
   const NativeEngineOptions& options_;
   std::vector<const Json*> inputs_;
+  std::vector<const Json*> views_;  // Walk's, kept to reuse its allocation
 };
 
 class NativeEngine : public Engine {

@@ -159,11 +159,11 @@ absl::StatusOr<Json> EditComponent(Evaluation& eval, const Json& object, int com
   std::map<std::string, Json> before, after;
   for (const InstanceNode& instance : node.instances) {
     Json pod_template =
-        !instance.pod_template_spec.is_null() ? instance.pod_template_spec
+        !instance.pod_template_spec->is_null() ? *instance.pod_template_spec
         : fragmented
             ? TemplateFromFragments(instance.fragmented)
-            : Json{{"metadata", instance.metadata.is_null() ? Json::object() : instance.metadata},
-                   {"spec", instance.pod_spec}};
+            : Json{{"metadata", instance.metadata->is_null() ? Json::object() : *instance.metadata},
+                   {"spec", *instance.pod_spec}};
     before[instance.id] = pod_template;
     bool selected = false;
     for (const PodTemplateEdit* edit : edits) {

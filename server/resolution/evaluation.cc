@@ -18,6 +18,15 @@ std::string KeyString(const Json& value) {
   return value.dump();
 }
 
+absl::StatusOr<std::vector<expressions::Output>> Evaluation::Views(
+    definitions::ExprIndex index, expressions::Session::InputId input) {
+  auto result = session_.EvaluateViews(*def_.program, static_cast<size_t>(index), input);
+  if (!result.ok()) {
+    return FieldError(result.status().code(), def_.field_paths[index], result.status().message());
+  }
+  return result;
+}
+
 absl::StatusOr<std::vector<Json>> Evaluation::All(definitions::ExprIndex index,
                                                   expressions::Session::InputId input) {
   auto result = session_.Evaluate(*def_.program, static_cast<size_t>(index), input);
@@ -29,13 +38,20 @@ absl::StatusOr<std::vector<Json>> Evaluation::All(definitions::ExprIndex index,
 
 absl::StatusOr<std::string> Evaluation::Single(definitions::ExprIndex index,
                                                expressions::Session::InputId input) {
-  auto values = All(index, input);
+  auto [it, inserted] = singles_.try_emplace({index, input}, "");
+  if (inserted) it->second = EvaluateSingle(index, input);
+  return it->second;
+}
+
+absl::StatusOr<std::string> Evaluation::EvaluateSingle(definitions::ExprIndex index,
+                                                       expressions::Session::InputId input) {
+  auto values = Views(index, input);
   if (!values.ok()) return values.status();
   if (values->size() != 1) {
     return FieldError(absl::StatusCode::kInvalidArgument, def_.field_paths[index],
                       absl::StrCat("expected single query result, got ", values->size()));
   }
-  const Json& v = (*values)[0];
+  const Json& v = *(*values)[0];
   if (v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty())) {
     return FieldError(absl::StatusCode::kInvalidArgument, def_.field_paths[index],
                       "query result is empty");

@@ -2,8 +2,10 @@
 #define WM_SERVER_RESOLUTION_EVALUATION_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "server/common/json.h"
 #include "server/definitions/compiled_definition.h"
@@ -22,18 +24,31 @@ class Evaluation {
   const definitions::CompiledDefinition& def() const { return def_; }
   expressions::Session::InputId Load(const Json& input) { return session_.Load(input); }
 
-  // All outputs of expression `index`; the error names the field.
+  // All outputs of expression `index`, as views where they are parts of
+  // the input (expressions::Output); the error names the field.
+  absl::StatusOr<std::vector<expressions::Output>> Views(definitions::ExprIndex index,
+                                                         expressions::Session::InputId input);
+
+  // The same outputs, each a Json of its own (for callers that edit them).
   absl::StatusOr<std::vector<Json>> All(definitions::ExprIndex index,
                                         expressions::Session::InputId input);
 
   // Upstream's single-value rule for pod keys: exactly one output, not
   // null and not "", rendered as Go's %v would ("3", "true", "x").
+  // Remembered per expression and input: a pod's instance id is asked for
+  // by placement, by its parent's split and by the gang.
   absl::StatusOr<std::string> Single(definitions::ExprIndex index,
                                      expressions::Session::InputId input);
 
  private:
+  absl::StatusOr<std::string> EvaluateSingle(definitions::ExprIndex index,
+                                             expressions::Session::InputId input);
+
   const definitions::CompiledDefinition& def_;
   expressions::Session& session_;
+  absl::flat_hash_map<std::pair<definitions::ExprIndex, expressions::Session::InputId>,
+                      absl::StatusOr<std::string>>
+      singles_;
 };
 
 // Go's %v of a JSON value for keys and ids: strings as-is, integral numbers

@@ -191,14 +191,16 @@ absl::StatusOr<bool> TypeSelectorAccepts(Evaluation& eval, int component, const 
     if (label == nullptr || *label != value) return false;
   }
   if (compiled.type_equality != kNone) {
-    auto values = eval.All(compiled.type_equality, pod_input);
+    auto values = eval.Views(compiled.type_equality, pod_input);
     if (!values.ok()) return values.status();
-    return std::any_of(values->begin(), values->end(), [](const Json& v) { return v == true; });
+    return std::any_of(values->begin(), values->end(),
+                       [](const expressions::Output& v) { return *v == true; });
   }
   if (compiled.type_key != kNone) {
-    auto values = eval.All(compiled.type_key, pod_input);
+    auto values = eval.Views(compiled.type_key, pod_input);
     if (!values.ok()) return values.status();
-    return std::any_of(values->begin(), values->end(), [](const Json& v) { return !v.is_null(); });
+    return std::any_of(values->begin(), values->end(),
+                       [](const expressions::Output& v) { return !v->is_null(); });
   }
   return true;
 }
@@ -264,17 +266,23 @@ absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
   return group;
 }
 
-absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
-                                   const Json& pod, Session::InputId pod_input) {
+absl::StatusOr<PodGang> GangForPod(
+    Evaluation& eval, const ComponentNode& tree, const Json& root, const Json& pod,
+    Session::InputId pod_input, const absl::StatusOr<workloadmap::v1::PodGroup>* workload_group) {
   const CompiledDefinition& def = eval.def();
   PodGang result;
   result.assignment.set_pod(FindString(pod, {"metadata", "name"}));
   auto component = InferPodComponent(eval, pod, pod_input);
 
   if (def.definition->gang.pod_group) {
-    auto group = WorkloadPodGroup(eval, tree, root);
-    if (!group.ok()) return group.status();
-    result.group = *std::move(group);
+    if (workload_group != nullptr) {
+      if (!workload_group->ok()) return workload_group->status();
+      result.group = **workload_group;
+    } else {
+      auto group = WorkloadPodGroup(eval, tree, root);
+      if (!group.ok()) return group.status();
+      result.group = *std::move(group);
+    }
     SetHints(root, &pod, result.group);
     if (component.ok()) result.assignment.set_component(def.components[*component].def->name);
     // As KAI does: the pod joins the first subgroup whose component or a
@@ -328,13 +336,13 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
   for (const auto& c : candidates) {
     bool pass = true;
     for (auto filter : def.pod_group_members[c.group][c.member].filters) {
-      auto values = eval.All(filter, pod_input);
+      auto values = eval.Views(filter, pod_input);
       if (!values.ok()) return values.status();
       if (values->size() != 1) {
         return absl::InvalidArgumentError(absl::StrCat(
             def.field_paths[filter], ": expected single query result, got ", values->size()));
       }
-      pass = pass && (*values)[0] == true;
+      pass = pass && *(*values)[0] == true;
     }
     if (pass) {
       effective = &c;

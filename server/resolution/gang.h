@@ -48,9 +48,13 @@ struct PodGang {
 };
 
 // The PodGroup KAI would create for `pod` of the workload `root` (its top
-// owner), and which subgroup the pod joins.
-absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
-                                   const Json& pod, expressions::Session::InputId pod_input);
+// owner), and which subgroup the pod joins. `workload_group`, when given, is
+// WorkloadPodGroup(eval, tree, root), computed once for all of a workload's
+// pods; otherwise it is computed here.
+absl::StatusOr<PodGang> GangForPod(
+    Evaluation& eval, const ComponentNode& tree, const Json& root, const Json& pod,
+    expressions::Session::InputId pod_input,
+    const absl::StatusOr<workloadmap::v1::PodGroup>* workload_group = nullptr);
 
 // The workload's PodGroup in the `podGroup` form, which needs no pod; fails
 // with NotFound for definitions with only the alpha form.

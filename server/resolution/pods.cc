@@ -41,23 +41,26 @@ PodFacts ReadPod(const Json& pod) {
   return facts;
 }
 
-std::string ControllerUid(const Json& object) {
+absl::string_view ControllerUid(const Json& object) {
   const Json* refs = Find(object, {"metadata", "ownerReferences"});
   if (refs == nullptr || !refs->is_array()) return "";
   for (const Json& ref : *refs) {
-    if (ref.is_object() && ref.value("controller", false)) return FindString(ref, {"uid"});
+    if (!ref.is_object()) continue;
+    const Json* controller = Find(ref, {"controller"});
+    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
+      return FindStringView(ref, {"uid"});
+    }
   }
   return "";
 }
 
-bool OwnedBy(const Json& pod, const std::string& root_uid, const OwnerIndex& owners,
-             int max_depth) {
+bool OwnedBy(const Json& pod, absl::string_view root_uid, const OwnerIndex& owners, int max_depth) {
   if (root_uid.empty()) return false;
   // A Pod workload owns itself.
-  if (FindString(pod, {"metadata", "uid"}) == root_uid) return true;
+  if (FindStringView(pod, {"metadata", "uid"}) == root_uid) return true;
   const Json* current = &pod;
   for (int depth = 0; depth < max_depth; ++depth) {
-    std::string owner = ControllerUid(*current);
+    absl::string_view owner = ControllerUid(*current);
     if (owner.empty()) return false;
     if (owner == root_uid) return true;
     auto it = owners.find(owner);

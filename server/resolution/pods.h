@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/strings/string_view.h"
 #include "server/common/json.h"
 #include "server/resolution/resources.h"
 
@@ -28,18 +29,20 @@ struct PodFacts {
 
 PodFacts ReadPod(const Json& pod);
 
-// Objects by UID, for walking controller owner chains.
-using OwnerIndex = absl::flat_hash_map<std::string, const Json*>;
+// Objects by UID, for walking controller owner chains. The keys are views
+// of the objects' own uids.
+using OwnerIndex = absl::flat_hash_map<absl::string_view, const Json*>;
 
-// UID of the object's controller ownerReference, or "".
-std::string ControllerUid(const Json& object);
+// UID of the object's controller ownerReference, or "": a view into
+// `object`.
+absl::string_view ControllerUid(const Json& object);
 
 // True when `pod` is the root itself (a Pod workload) or following
 // controller ownerReferences from it reaches `root_uid` within `max_depth`
 // steps (a missing owner ends the chain). Owners may be pods too: a
 // LeaderWorkerSet leader pod owns its group's StatefulSet, a Spark driver
 // pod owns its executors.
-bool OwnedBy(const Json& pod, const std::string& root_uid, const OwnerIndex& owners,
+bool OwnedBy(const Json& pod, absl::string_view root_uid, const OwnerIndex& owners,
              int max_depth = 8);
 
 }  // namespace wm::resolution

@@ -95,19 +95,21 @@ class Resolution {
   void CollectPods() {
     if (!options_.include_pods && !options_.include_gang) return;
     OwnerIndex owners;
+    owners.reserve(input_.owners.size() + input_.pods.size());
     for (const auto* list : {&input_.owners, &input_.pods}) {
       for (const Json* o : *list) {
-        std::string uid = FindString(*o, {"metadata", "uid"});
+        absl::string_view uid = FindStringView(*o, {"metadata", "uid"});
         if (!uid.empty()) owners.try_emplace(uid, o);
       }
     }
-    std::string root_uid = FindString(*input_.object, {"metadata", "uid"});
+    absl::string_view root_uid = FindStringView(*input_.object, {"metadata", "uid"});
     std::vector<const Json*> candidates = input_.pods;
     // A Pod workload is its own pod.
-    if (FindString(*input_.object, {"kind"}) == "Pod" &&
+    if (FindStringView(*input_.object, {"kind"}) == "Pod" &&
         (root_uid.empty() || !owners.contains(root_uid))) {
       candidates.push_back(input_.object);
     }
+    pods_.reserve(candidates.size());
     for (const Json* pod : candidates) {
       if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
       pods_.push_back({ReadPod(*pod)});
@@ -324,7 +326,13 @@ class Resolution {
         component_nodes.insert(n);
       }
       if (options_.include_pods) AddPods(pods, inst);
-      for (const auto& child : children) *inst->add_children() = child;
+      // The last instance (or each, when split) takes the children
+      // themselves; the others take copies.
+      if (split || &instance == &node.instances.back()) {
+        for (auto& child : children) *inst->add_children() = std::move(child);
+      } else {
+        for (const auto& child : children) *inst->add_children() = child;
+      }
     }
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
     ExportResources(component_total, out.mutable_resources());
@@ -361,17 +369,19 @@ class Resolution {
   void Gang() {
     v1::GangInstructions* gang = out_.mutable_gang();
     std::map<std::string, v1::PodGroup> groups;
+    absl::StatusOr<v1::PodGroup> workload_group =
+        absl::NotFoundError("the definition has no podGroup form");
     if (def_.definition->gang.pod_group) {
-      auto group = WorkloadPodGroup(eval_, tree_, *input_.object);
-      if (group.ok()) {
-        groups[group->name()] = *group;
+      workload_group = WorkloadPodGroup(eval_, tree_, *input_.object);
+      if (workload_group.ok()) {
+        groups[workload_group->name()] = *workload_group;
       } else {
-        Warn(absl::StrCat("gang: ", group.status().message()));
+        Warn(absl::StrCat("gang: ", workload_group.status().message()));
       }
     }
     for (size_t p = 0; p < pods_.size(); ++p) {
       auto result = GangForPod(eval_, tree_, *input_.object, *pods_[p].facts.object,
-                               PodInput(static_cast<int>(p)));
+                               PodInput(static_cast<int>(p)), &workload_group);
       if (!result.ok()) {
         v1::PodGangAssignment* a = gang->add_assignments();
         a->set_pod(pods_[p].facts.name);

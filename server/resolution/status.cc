@@ -29,10 +29,10 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
   result.defined = true;
 
   if (compiled.phase != kNone) {
-    auto phase = eval.All(compiled.phase, root);
+    auto phase = eval.Views(compiled.phase, root);
     if (!phase.ok()) return phase.status();
     if (!phase->empty()) {
-      const Json& first = (*phase)[0];
+      const Json& first = *(*phase)[0];
       if (first.is_string()) {
         result.phase = first.get<std::string>();
       } else if (!first.is_null()) {
@@ -45,9 +45,10 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
   std::map<std::string, const ConditionValue*> by_type;
   if (compiled.conditions != kNone) {
     const auto& names = *status_def->conditions;
-    auto outputs = eval.All(compiled.conditions, root);
+    auto outputs = eval.Views(compiled.conditions, root);
     if (!outputs.ok()) return outputs.status();
-    for (const Json& out : *outputs) {
+    for (const expressions::Output& output : *outputs) {
+      const Json& out = *output;
       if (out.is_null()) continue;
       if (!out.is_array()) {
         return absl::InvalidArgumentError(
@@ -77,10 +78,10 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
              (want.reason.empty() || want.reason == it->second->reason);
       }
       if (ok && matcher.by_expression) {
-        auto values = eval.All(compiled.matcher_expressions[s][m], root);
+        auto values = eval.Views(compiled.matcher_expressions[s][m], root);
         if (!values.ok()) return values.status();
-        ok = !values->empty() && (*values)[0].is_string() &&
-             (*values)[0].get_ref<const std::string&>() == matcher.by_expression->expected_result;
+        ok = !values->empty() && (*values)[0]->is_string() &&
+             (*values)[0]->get_ref<const std::string&>() == matcher.by_expression->expected_result;
       }
       matched = ok;
     }

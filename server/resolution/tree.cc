@@ -28,24 +28,23 @@ absl::Status Negative(const Json& value) {
 // names the definition fields that disagree. Returns one row per
 // expression; all rows have `ids` entries, or none when no expression is
 // present ("no data").
-absl::StatusOr<std::vector<std::vector<Json>>> ZipByIndex(Evaluation& eval, Session::InputId root,
-                                                          const std::vector<ExprIndex>& exprs,
-                                                          size_t ids, ExprIndex ids_expr,
-                                                          const std::string& what) {
-  std::vector<std::vector<Json>> rows(exprs.size());
+absl::StatusOr<std::vector<std::vector<expressions::Output>>> ZipByIndex(
+    Evaluation& eval, Session::InputId root, const std::vector<ExprIndex>& exprs, size_t ids,
+    ExprIndex ids_expr, const std::string& what) {
+  std::vector<std::vector<expressions::Output>> rows(exprs.size());
   size_t longest = 0;
   ExprIndex longest_expr = kNone;
   bool any = false;
   for (size_t i = 0; i < exprs.size(); ++i) {
     if (exprs[i] == kNone) continue;
     any = true;
-    auto values = eval.All(exprs[i], root);
+    auto values = eval.Views(exprs[i], root);
     if (!values.ok()) return values.status();
     rows[i] = *std::move(values);
     if (longest_expr == kNone || rows[i].size() > longest) longest_expr = exprs[i];
     longest = std::max(longest, rows[i].size());
   }
-  if (!any) return std::vector<std::vector<Json>>{};
+  if (!any) return std::vector<std::vector<expressions::Output>>{};
   if (longest != ids) {
     const auto& fields = eval.def().field_paths;
     std::string ids_field = ids_expr == kNone ? "(single instance)" : fields[ids_expr];
@@ -112,7 +111,7 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
       for (int f = 0; f < FragmentedPodSpec::kFieldCount; ++f) {
         if (frag[f] == kNone) continue;
         raw[i].fragmented[FragmentedPodSpec::ValueKey(FragmentedPodSpec::Field(f))] =
-            std::move((*fragments)[f][i]);
+            std::move((*fragments)[f][i]).Take();
       }
     }
   }
@@ -126,7 +125,7 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
       std::optional<int32_t>* targets[] = {&raw[i].replicas, &raw[i].min_replicas,
                                            &raw[i].max_replicas};
       for (int s = 0; s < 3; ++s) {
-        auto value = ScaleValue((*scales)[s][i]);
+        auto value = ScaleValue(*(*scales)[s][i]);
         if (!value.ok()) {
           ExprIndex e = s == 0   ? compiled.replicas
                         : s == 1 ? compiled.min_replicas
@@ -177,11 +176,11 @@ int32_t InstanceNode::EffectiveMin() const {
 
 const Json& InstanceNode::PodSpec() const {
   static const Json kNull;
-  if (pod_template_spec.is_object()) {
-    auto it = pod_template_spec.find("spec");
-    return it == pod_template_spec.end() ? kNull : *it;
+  if (pod_template_spec->is_object()) {
+    auto it = pod_template_spec->find("spec");
+    return it == pod_template_spec->end() ? kNull : *it;
   }
-  return pod_spec.is_object() ? pod_spec : kNull;
+  return pod_spec->is_object() ? *pod_spec : kNull;
 }
 
 absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {

@@ -15,9 +15,11 @@ namespace wm::resolution {
 struct InstanceNode {
   std::string id;  // "" for a single-instance component
   std::optional<int32_t> replicas, min_replicas, max_replicas;
-  Json pod_template_spec;  // null when not extracted
-  Json pod_spec;
-  Json metadata;
+  // What the spec paths yield, null when not extracted; views into the
+  // workload where they are parts of it.
+  expressions::Output pod_template_spec;
+  expressions::Output pod_spec;
+  expressions::Output metadata;
   Json fragmented;  // {"schedulerName": ..., "containers": ...} or null
 
   // Desired replicas for views: replicas, else minReplicas, else 1.

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <string_view>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -50,6 +51,41 @@ class Compiler {
     op->span = node.span();
     return op;
   }
+  // `[query] | length` becomes a kCount over that pipe, and so does the
+  // head of `[query] | length | rest` (pipes nest to the right). Status
+  // matchers are full of `[.status.conditions[]? | select(...)] | length`:
+  // counting skips copying every selected element.
+  static std::unique_ptr<Op> CountInsteadOfCollecting(std::unique_ptr<Op> pipe) {
+    auto is_length = [](const Op* op) {
+      return op != nullptr && op->kind == OpKind::kCallNative && op->children.empty() &&
+             op->native_name != nullptr && std::string_view(op->native_name) == "length/0";
+    };
+    const Op* left = pipe->child(0);
+    const Op* right = pipe->child(1);
+    if (left == nullptr || left->kind != OpKind::kArray) return pipe;
+    auto count = std::make_unique<Op>();
+    count->kind = OpKind::kCount;
+    count->span = pipe->span;
+    if (is_length(right)) {
+      count->children.push_back(std::move(pipe));
+      return count;
+    }
+    if (right != nullptr && right->kind == OpKind::kPipe && is_length(right->child(0))) {
+      // [q] | (length | rest)  ->  ([q] | length) | rest
+      std::unique_ptr<Op> inner = std::move(pipe->children[1]);
+      auto head = std::make_unique<Op>();
+      head->kind = OpKind::kPipe;
+      head->span = pipe->span;
+      head->children.push_back(std::move(pipe->children[0]));
+      head->children.push_back(std::move(inner->children[0]));
+      count->children.push_back(std::move(head));
+      pipe->children[0] = std::move(count);
+      pipe->children[1] = std::move(inner->children[1]);
+      return pipe;
+    }
+    return pipe;
+  }
+
   absl::StatusOr<std::unique_ptr<Op>> Children(OpKind kind, const Node& node) {
     auto op = Make(kind, node);
     for (const NodePtr& child : node.children()) {
@@ -175,8 +211,11 @@ absl::StatusOr<std::unique_ptr<Op>> Compiler::Compile(const Node& node) {
       op->children.push_back(std::move(plus));
       return op;
     }
-    case NodeKind::kPipe:
-      return Children(OpKind::kPipe, node);
+    case NodeKind::kPipe: {
+      auto op = Children(OpKind::kPipe, node);
+      if (!op.ok()) return op;
+      return CountInsteadOfCollecting(*std::move(op));
+    }
     case NodeKind::kComma:
       return Children(OpKind::kComma, node);
     case NodeKind::kAlternative:

@@ -10,6 +10,9 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/expressions/native/compiler.h"
+#include "server/expressions/native/parser.h"
+#include "server/expressions/native/path_plan.h"
 #include "server/expressions/native_engine.h"
 
 namespace wm::expressions {
@@ -68,6 +71,25 @@ INSTANTIATE_TEST_SUITE_P(
         Case{".[0]", "[1,2]", "1"}, Case{".[-1]", "[1,2]", "2"}, Case{".[5]", "[1,2]", "null"},
         Case{".[]", R"({"b":2,"a":1})", "1 2"}, Case{".[]?", "3", ""},
         Case{".[]", "3", "", "cannot iterate over: number (3)"}, Case{".[1:]", "[1,2,3]", "[2,3]"},
+        // `[q] | length` counts without building (kCount); errors, paths
+        // and the rest of the pipe are as before.
+        Case{"[.[] | select(. > 1)] | length", "[1,2,3]", "2"},
+        Case{"[.[]?] | length | . + 1", "3", "1"}, Case{"[] | length", "null", "0"},
+        Case{"[.[] | select(.a)] | length", "[1]", "", "expected an object but got: number (1)"},
+        Case{"[.[] | error] | length", R"(["x"])", "", "error: x"},
+        Case{"try ([.[] | error] | length) catch .", R"(["x"])", R"("x")"},
+        Case{"path([.[]] | length)", "[1]", "", "invalid path against: number (1)"},
+        Case{"[limit(2; .[])] | length", "[5,6,7]", "2"},
+        Case{"def length: 7; [.[]] | length", "[1]", "7"},
+        // Plain walks take the fast lane (path_plan.h) and leave it, for the
+        // interpreter's words, where it would have to decide.
+        Case{R"(.a["b-c"].d)", R"({"a":{"b-c":{"d":"x"}}})", R"("x")"},
+        Case{".a[].b", R"({"a":[{"b":1},null,{"c":2}]})", "1 null null"},
+        Case{".a[][]", R"({"a":{"y":[3],"x":{"k":1,"j":2}}})", "2 1 3"},
+        Case{".a.b.c", R"({"a":null})", "null"}, Case{".a[]", R"({"a":[]})", ""},
+        Case{".a.b", R"({"a":[1]})", "", "expected an object but got: array ([1])"},
+        Case{".a[].b", R"({"a":[{"b":1},2]})", "", "expected an object but got: number (2)"},
+        Case{".a[]", R"({"a":null})", "", "cannot iterate over: null"},
         Case{".[:-1]", "[1,2,3]", "[1,2]"}, Case{".[1:2]", R"("abc")", R"("b")"},
         Case{"..", "[[1]]", "[[1]] [1] 1"}, Case{".a[].b?", R"({"a":[{"b":1},2]})", "1"},
         Case{".a.b?", R"({"a":5})", ""}, Case{".x // \"d\"", "{}", R"("d")"},
@@ -338,6 +360,27 @@ TEST(NativeEngineTest, OutputsAreBounded) {
   ASSERT_FALSE(outputs.ok());
   EXPECT_EQ(outputs.status().message(), "query results exceed the allowed number 1000");
   EXPECT_TRUE(Evaluate(**engine, "range(999)", Json(nullptr)).ok());
+  // The same bound on the fast lane of plain walks.
+  Json many = Json::array();
+  for (int i = 0; i < 1000; ++i) many.push_back(i);
+  outputs = Evaluate(**engine, ".[]", many);
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().message(), "query results exceed the allowed number 1000");
+  many.erase(many.size() - 1);
+  EXPECT_EQ(Evaluate(**engine, ".[]", many)->size(), 999u);
+}
+
+// Output bytes are bounded on the fast lane as on the interpreter's.
+TEST(NativeEngineTest, WalkedOutputsAreBoundedInBytes) {
+  NativeEngineOptions options;
+  options.limits.max_output_bytes = 1000;
+  auto engine = NewNativeEngine(options);
+  ASSERT_TRUE(engine.ok());
+  Json input = {{"a", std::string(600, 'x')}, {"b", std::string(600, 'y')}};
+  EXPECT_TRUE(Evaluate(**engine, ".a", input).ok());
+  auto outputs = Evaluate(**engine, ".[]", input);
+  ASSERT_FALSE(outputs.ok());
+  EXPECT_EQ(outputs.status().message(), "query results exceed the allowed size of 1000 bytes");
 }
 
 // One engine, one program and one input shared by threads evaluating at
@@ -388,6 +431,45 @@ TEST(NativeEngineTest, ConcurrentEvaluationsAgree) {
   for (auto& thread : threads) thread.join();
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
   EXPECT_EQ(expected[2], std::vector<Json>{Json(4)});
+}
+
+// `[q] | length` compiles to a count, at the head of a longer pipe too,
+// and only when `length` is the builtin.
+TEST(CompilerTest, CollectThenLengthIsACount) {
+  auto prelude = native::Prelude::Build();
+  ASSERT_TRUE(prelude.ok());
+  auto compiled = [&](const char* source) {
+    auto tree = native::Parse(source);
+    EXPECT_TRUE(tree.ok()) << source;
+    auto op = native::Compile(**tree, **prelude);
+    EXPECT_TRUE(op.ok()) << source;
+    return *std::move(op);
+  };
+  EXPECT_EQ(compiled("[.[]] | length")->kind, native::OpKind::kCount);
+  auto longer = compiled("[.[]] | length | . + 1");
+  ASSERT_EQ(longer->kind, native::OpKind::kPipe);
+  EXPECT_EQ(longer->child(0)->kind, native::OpKind::kCount);
+  EXPECT_NE(compiled("def length: 7; [.[]] | length")->child(0)->kind, native::OpKind::kCount);
+}
+
+// Which expressions take the fast lane: plain walks only.
+TEST(PathPlanTest, OnlyPlainWalksArePlanned) {
+  auto prelude = native::Prelude::Build();
+  ASSERT_TRUE(prelude.ok());
+  auto planned = [&](const char* source) {
+    auto tree = native::Parse(source);
+    EXPECT_TRUE(tree.ok()) << source;
+    auto op = native::Compile(**tree, **prelude);
+    EXPECT_TRUE(op.ok()) << source;
+    return native::PathPlan::Of(**op).has_value();
+  };
+  for (const char* walk : {".", ".a", ".a.b", R"(.metadata.labels["x/y"])", ".a[].b", ".[][]"}) {
+    EXPECT_TRUE(planned(walk)) << walk;
+  }
+  for (const char* other :
+       {".a?", ".a[]?", ".[0]", ".a[1:]", ".a | .b", ".[.k]", ".a // 1", "..", R"x(."\(1)")x"}) {
+    EXPECT_FALSE(planned(other)) << other;
+  }
 }
 
 }  // namespace

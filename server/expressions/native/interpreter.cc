@@ -522,6 +522,21 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
         return Eval(*op.child(1), env, v, p, emit);
       });
 
+    case OpKind::kCount: {
+      const Op& pipe = *op.child(0);
+      // Tracking paths, the array's invalid path is part of the meaning.
+      if (path != nullptr) return Eval(pipe, env, input, path, emit);
+      int64_t count = 0;
+      if (const Op* query = pipe.child(0)->child(0); query != nullptr) {
+        Flow flow = EvalValue(*query, env, input, [&](const Value&) {
+          ++count;
+          return Flow::kContinue;
+        });
+        if (flow != Flow::kContinue) return flow;
+      }
+      return emit(Value::Owned(Json(count)), nullptr);
+    }
+
     case OpKind::kComma: {
       Flow flow = Eval(*op.child(0), env, input, path, emit);
       if (flow != Flow::kContinue) return flow;

@@ -73,6 +73,10 @@ enum class OpKind : uint8_t {
   kLabel,    // [body]
   kBreak,    // depth (to the label's frame)
   kDefine,   // function (owned); [rest]
+  // [pipe]: `[query] | length` (the pipe as compiled), which counts the
+  // query's outputs instead of building their array when paths are not
+  // tracked.
+  kCount,
 };
 
 // A destructuring pattern. Variables are numbered slots of the binding

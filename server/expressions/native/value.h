@@ -27,10 +27,34 @@ class Value {
   static Value Borrowed(const Json& json) { return Value(&json, nullptr); }
 
   // A value that owns `json` (shared by its copies and its members).
+  // Numbers, booleans and null are held inline: most values an evaluation
+  // computes are counts and sums, and sharing them would cost an
+  // allocation each.
   static Value Owned(Json json) {
+    if (json.is_number()) {
+      Value v;
+      v.scalar_ = json;
+      v.json_ = &v.scalar_;
+      return v;
+    }
+    if (json.is_boolean()) return Bool(json.get<bool>());
+    if (json.is_null()) return Null();
     auto owner = std::make_shared<const Json>(std::move(json));
     const Json* pointer = owner.get();
     return Value(pointer, std::move(owner));
+  }
+
+  // Copies keep their own inline scalar; a moved-from value keeps its
+  // scalar too, so a reference taken into it stays good while it lives.
+  Value(const Value& other) { CopyFrom(other); }
+  Value(Value&& other) noexcept { MoveFrom(std::move(other)); }
+  Value& operator=(const Value& other) {
+    if (this != &other) CopyFrom(other);
+    return *this;
+  }
+  Value& operator=(Value&& other) noexcept {
+    if (this != &other) MoveFrom(std::move(other));
+    return *this;
   }
 
   static Value Bool(bool b) { return Borrowed(b ? TrueJson() : FalseJson()); }
@@ -41,9 +65,12 @@ class Value {
   Value Member(const Json& member) const { return Value(&member, owner_); }
 
   const Json& json() const { return *json_; }
+  // The computed document this value lies in, or null for a borrowed or an
+  // inline value: lets a caller keep the value alive past the evaluation.
+  const std::shared_ptr<const Json>& owner() const { return owner_; }
   // Whether the value is a view of a document someone else owns (the
   // input, a literal), as opposed to one the evaluation computed.
-  bool borrowed() const { return owner_ == nullptr; }
+  bool borrowed() const { return owner_ == nullptr && !Inline(); }
   const Json& operator*() const { return *json_; }
   const Json* operator->() const { return json_; }
 
@@ -68,6 +95,28 @@ class Value {
   Value(const Json* json, std::shared_ptr<const Json> owner)
       : json_(json), owner_(std::move(owner)) {}
 
+  bool Inline() const { return json_ == &scalar_; }
+  void CopyFrom(const Value& other) {
+    if (other.Inline()) {
+      scalar_ = other.scalar_;
+      json_ = &scalar_;
+      owner_.reset();
+    } else {
+      json_ = other.json_;
+      owner_ = other.owner_;
+    }
+  }
+  void MoveFrom(Value&& other) {
+    if (other.Inline()) {
+      scalar_ = other.scalar_;  // a number: copying is moving
+      json_ = &scalar_;
+      owner_.reset();
+    } else {
+      json_ = other.json_;
+      owner_ = std::move(other.owner_);
+    }
+  }
+
   static const Json& NullJson() {
     static const Json* const kNull = new Json(nullptr);
     return *kNull;
@@ -83,6 +132,7 @@ class Value {
 
   const Json* json_;
   std::shared_ptr<const Json> owner_;
+  Json scalar_;  // the value itself when it is a computed number
 };
 
 }  // namespace wm::expressions::native
