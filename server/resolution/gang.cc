@@ -21,8 +21,13 @@ std::string TopOwnerUid(const Json& root) {
   return uid.empty() ? "<uid>" : uid;
 }
 
-std::string Label(const Json& object, const std::string& key) {
-  return FindString(object, {"metadata", "labels", key});
+// The object's labels (or annotations) object, or null.
+const Json* Labels(const Json& object) { return Find(object, {"metadata", "labels"}); }
+const Json* Annotations(const Json& object) { return Find(object, {"metadata", "annotations"}); }
+
+// The string under `key` of a labels or annotations object, or "".
+std::string Entry(const Json* entries, absl::string_view key) {
+  return entries != nullptr ? FindString(*entries, {key}) : "";
 }
 
 void SetTopology(const std::optional<definitions::Topology>& t,
@@ -31,10 +36,6 @@ void SetTopology(const std::optional<definitions::Topology>& t,
   out->set_topology(t->topology_name);
   out->set_required_topology_level(t->required_topology_level);
   out->set_preferred_topology_level(t->preferred_topology_level);
-}
-
-std::string Annotation(const Json& object, const std::string& key) {
-  return FindString(object, {"metadata", "annotations", key});
 }
 
 // What KAI's default grouper, on which its Workload Map grouper builds,
@@ -51,15 +52,17 @@ std::string Annotation(const Json& object, const std::string& key) {
 // answer for all its pods, so only the alpha form's per-pod groups read
 // the pod's labels.
 void SetHints(const Json& root, const Json* pod, workloadmap::v1::PodGroup& group) {
-  auto first_label = [&](const std::string& key) {
-    std::string value = Label(root, key);
-    if (value.empty() && pod != nullptr) value = Label(*pod, key);
+  const Json* root_labels = Labels(root);
+  const Json* pod_labels = pod != nullptr ? Labels(*pod) : nullptr;
+  auto first_label = [&](absl::string_view key) {
+    std::string value = Entry(root_labels, key);
+    if (value.empty()) value = Entry(pod_labels, key);
     return value;
   };
   std::string queue = first_label("kai.scheduler/queue");
   if (queue.empty()) {
     std::string project = first_label("project");
-    std::string node_pool = pod != nullptr ? Label(*pod, "kai.scheduler/node-pool") : "";
+    std::string node_pool = Entry(pod_labels, "kai.scheduler/node-pool");
     queue = project.empty()     ? "default-queue"
             : node_pool.empty() ? project
                                 : absl::StrCat(project, "-", node_pool);
@@ -67,9 +70,10 @@ void SetHints(const Json& root, const Json* pod, workloadmap::v1::PodGroup& grou
   group.set_queue(queue);
   group.set_priority_class_name(first_label("priorityClassName"));
   if (!group.has_topology()) {
-    std::string topology = Annotation(root, "kai.scheduler/topology");
-    std::string required = Annotation(root, "kai.scheduler/topology-required-placement");
-    std::string preferred = Annotation(root, "kai.scheduler/topology-preferred-placement");
+    const Json* annotations = Annotations(root);
+    std::string topology = Entry(annotations, "kai.scheduler/topology");
+    std::string required = Entry(annotations, "kai.scheduler/topology-required-placement");
+    std::string preferred = Entry(annotations, "kai.scheduler/topology-preferred-placement");
     if (!topology.empty() || !required.empty() || !preferred.empty()) {
       auto* out = group.mutable_topology();
       out->set_topology(topology);

@@ -5,32 +5,54 @@
 
 namespace wm::resolution {
 
+namespace {
+
+// The member `key` of `object`, or null when absent or `object` is not an
+// object.
+const Json* Member(const Json* object, absl::string_view key) {
+  if (object == nullptr || !object->is_object()) return nullptr;
+  auto it = object->find(key);
+  return it == object->end() ? nullptr : &*it;
+}
+
+std::string StringMember(const Json* object, absl::string_view key) {
+  const Json* value = Member(object, key);
+  return value != nullptr && value->is_string() ? value->get<std::string>() : "";
+}
+
+}  // namespace
+
+// Each of metadata, spec and status is looked up once: a resolution reads
+// every pod of its workload, thousands for a large job.
 PodFacts ReadPod(const Json& pod) {
   PodFacts facts;
   facts.object = &pod;
-  facts.name = FindString(pod, {"metadata", "name"});
-  facts.namespace_ = FindString(pod, {"metadata", "namespace"});
-  facts.uid = FindString(pod, {"metadata", "uid"});
-  facts.node = FindString(pod, {"spec", "nodeName"});
-  facts.phase = FindString(pod, {"status", "phase"});
+  const Json* metadata = Member(&pod, "metadata");
+  const Json* spec = Member(&pod, "spec");
+  const Json* status = Member(&pod, "status");
+  facts.name = StringMember(metadata, "name");
+  facts.namespace_ = StringMember(metadata, "namespace");
+  facts.uid = StringMember(metadata, "uid");
+  facts.node = StringMember(spec, "nodeName");
+  facts.phase = StringMember(status, "phase");
   std::string scheduled_reason, ready_reason;
-  if (const Json* conditions = Find(pod, {"status", "conditions"});
+  if (const Json* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->is_array()) {
     for (const Json& c : *conditions) {
-      std::string type = FindString(c, {"type"}), value = FindString(c, {"status"});
+      std::string type = StringMember(&c, "type"), value = StringMember(&c, "status");
       if (type == "Ready") {
         facts.ready = value == "True";
-        if (value == "False") ready_reason = FindString(c, {"reason"});
+        if (value == "False") ready_reason = StringMember(&c, "reason");
       } else if (type == "PodScheduled" && value == "False") {
-        scheduled_reason = FindString(c, {"reason"});
+        scheduled_reason = StringMember(&c, "reason");
       }
     }
   }
-  std::string status_reason = FindString(pod, {"status", "reason"});
+  std::string status_reason = StringMember(status, "reason");
   facts.reason = !scheduled_reason.empty() ? scheduled_reason
                  : !status_reason.empty()  ? status_reason
                                            : (facts.ready ? "" : ready_reason);
-  if (const Json* spec = Find(pod, {"spec"}); spec != nullptr) {
+  if (spec != nullptr) {
     auto requests = PodSpecRequests(*spec);
     if (requests.ok()) {
       facts.requests = *std::move(requests);

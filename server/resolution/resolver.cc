@@ -109,9 +109,18 @@ class Resolution {
         (root_uid.empty() || !owners.contains(root_uid))) {
       candidates.push_back(input_.object);
     }
-    pods_.reserve(candidates.size());
+    // Pods in name order: sorted as (name, object) pairs before their facts
+    // are read, which is cheaper than moving the facts.
+    std::vector<std::pair<absl::string_view, const Json*>> owned;
+    owned.reserve(candidates.size());
     for (const Json* pod : candidates) {
       if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
+      owned.emplace_back(FindStringView(*pod, {"metadata", "name"}), pod);
+    }
+    std::stable_sort(owned.begin(), owned.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    pods_.reserve(owned.size());
+    for (const auto& [name, pod] : owned) {
       pods_.push_back({ReadPod(*pod)});
       const PodFacts& facts = pods_.back().facts;
       if (!facts.requests_problem.empty()) {
@@ -119,8 +128,6 @@ class Resolution {
                           "; its requests are left out"));
       }
     }
-    std::sort(pods_.begin(), pods_.end(),
-              [](const PodEntry& a, const PodEntry& b) { return a.facts.name < b.facts.name; });
   }
 
   Session::InputId PodInput(int pod) {

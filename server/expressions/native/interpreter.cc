@@ -17,8 +17,6 @@
 namespace wm::expressions::native {
 namespace {
 
-constexpr uint64_t kStepsPerClockRead = 1024;
-
 const PathNode kRoot{nullptr, PathNode::Kind::kRoot, nullptr};
 const PathNode kInvalid{nullptr, PathNode::Kind::kInvalid, nullptr};
 

@@ -132,6 +132,8 @@ class Interpreter {
   static Json PathArray(const PathNode* path);
 
  private:
+  static constexpr uint64_t kStepsPerClockRead = 1024;
+
   Flow FailBound(std::string message);
   // `as`, `reduce`, `foreach` (interpreter_bindings.cc).
   Flow EvalBinding(const Op& op, const Frame* env, const Value& input, const PathNode* path,
@@ -147,7 +149,9 @@ class Interpreter {
   EvalBounds bounds_;
   const char* stack_base_ = nullptr;
   uint64_t steps_ = 0;
-  uint64_t next_clock_read_ = 0;  // steps_ at which the clock is read next
+  // steps_ at which the clock is read next; the deadline was set from the
+  // clock just before the evaluation began.
+  uint64_t next_clock_read_ = kStepsPerClockRead;
   size_t built_bytes_ = 0;
   Value error_value_;
   bool error_is_value_ = false;
