@@ -10,10 +10,13 @@ namespace wm {
 // behind, while the trim itself costs about a millisecond.
 inline constexpr size_t kHeapTrimThresholdBytes = size_t{1} << 20;
 
-// Hands the free pages of every malloc arena back to the system
-// (malloc_trim). glibc keeps memory freed in the middle of its heaps: after
-// one large request the process would stay that much larger for good, and
-// large requests on several threads would each grow a different arena.
+// Hands the free pages of every malloc arena back to the system: jemalloc's
+// arenas when the program links it (the daemon), glibc's (malloc_trim)
+// otherwise. glibc keeps memory freed in the middle of its heaps, and
+// jemalloc keeps freed pages for seconds before it returns them: after one
+// large request the process would stay that much larger for good (glibc)
+// or for a while (jemalloc), and large requests on several threads would
+// each grow a different arena.
 void ReturnFreeHeapToSystem();
 
 // Calls ReturnFreeHeapToSystem when it goes out of scope if the work it
