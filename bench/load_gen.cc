@@ -53,6 +53,8 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "server/common/json.h"
+#include "server/common/yaml_json.h"
 #include "workloadmap/v1/service.pb.h"
 
 namespace wm::bench {
@@ -68,6 +70,8 @@ constexpr int kCodes = 17;  // grpc::StatusCode 0 (OK) .. 16 (UNAUTHENTICATED)
 struct Flags {
   std::string address;
   std::string method = "resolve";
+  // --method inline: the workload (first document), its owners and pods.
+  std::string inline_file;
   std::string namespace_ = "default";
   std::string resource = "jobsets";
   std::string name = "demo";
@@ -88,8 +92,11 @@ struct Flags {
 constexpr char kUsage[] = R"(Usage: load_gen --address ADDR [FLAGS]
 
   --address ADDR         HOST:PORT or unix:PATH of workloadmapd (required)
-  --method M             resolve (ResolveWorkload by ref) or check
-                         (grpc.health.v1 Check); default resolve
+  --method M             resolve (ResolveWorkload by ref), inline
+                         (ResolveWorkload of --inline-file's objects) or
+                         check (grpc.health.v1 Check); default resolve
+  --inline-file FILE     YAML or JSON documents: the workload first, then
+                         its pods and the objects between (Jobs, ...)
   --namespace NS         the ref of ResolveWorkload: namespace (default),
   --resource R           plural resource (jobsets)
   --name NAME            and name (demo)
@@ -154,6 +161,8 @@ absl::Status ParseFlags(int argc, char** argv, Flags& f) {
       f.address = value;
     } else if (arg == "--method") {
       f.method = value;
+    } else if (arg == "--inline-file") {
+      f.inline_file = value;
     } else if (arg == "--namespace") {
       f.namespace_ = value;
     } else if (arg == "--resource") {
@@ -193,8 +202,11 @@ absl::Status ParseFlags(int argc, char** argv, Flags& f) {
     if (!s.ok()) return s;
   }
   if (f.address.empty()) return absl::InvalidArgumentError("--address is required");
-  if (f.method != "resolve" && f.method != "check") {
-    return absl::InvalidArgumentError("--method: resolve or check");
+  if (f.method != "resolve" && f.method != "inline" && f.method != "check") {
+    return absl::InvalidArgumentError("--method: resolve, inline or check");
+  }
+  if ((f.method == "inline") != !f.inline_file.empty()) {
+    return absl::InvalidArgumentError("--inline-file goes with --method inline, and only there");
   }
   if (f.mode != "closed" && f.mode != "rate") {
     return absl::InvalidArgumentError("--mode: closed or rate");
@@ -245,7 +257,31 @@ double ProcessCpuSeconds(int pid) {
 
 class LoadGenerator {
  public:
-  explicit LoadGenerator(const Flags& flags) : flags_(flags) {}
+  explicit LoadGenerator(const Flags& flags)
+      : flags_(flags), expected_namespace_(flags.namespace_), expected_name_(flags.name) {}
+
+  // ResolveWorkload of `path`'s objects, inline: the workload is the first
+  // document, Pods go to pod_json and the rest to owner_json.
+  absl::StatusOr<workloadmap::v1::ResolveWorkloadRequest> InlineRequest(const std::string& path) {
+    auto docs = wm::ReadYamlFile(path);
+    if (!docs.ok()) return docs.status();
+    if (docs->empty() || !(*docs)[0].is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": no workload object"));
+    }
+    workloadmap::v1::ResolveWorkloadRequest request;
+    auto* inline_workload = request.mutable_inline_();
+    inline_workload->set_object_json((*docs)[0].dump());
+    for (size_t i = 1; i < docs->size(); ++i) {
+      const wm::Json& doc = (*docs)[i];
+      bool pod = doc.is_object() && doc.value("kind", "") == "Pod";
+      (pod ? inline_workload->add_pod_json() : inline_workload->add_owner_json())
+          ->assign(doc.dump());
+    }
+    const wm::Json& metadata = (*docs)[0].value("metadata", wm::Json::object());
+    expected_namespace_ = metadata.value("namespace", "");
+    expected_name_ = metadata.value("name", "");
+    return request;
+  }
 
   // Connects every channel and serializes the request; fails when a
   // channel does not connect within 10 s.
@@ -257,6 +293,11 @@ class LoadGenerator {
       request.mutable_ref()->set_resource(flags_.resource);
       request.mutable_ref()->set_name(flags_.name);
       bytes = request.SerializeAsString();
+      method_ = kResolveMethod;
+    } else if (flags_.method == "inline") {
+      auto request = InlineRequest(flags_.inline_file);
+      if (!request.ok()) return request.status();
+      bytes = request->SerializeAsString();
       method_ = kResolveMethod;
     } else {
       grpc::health::v1::HealthCheckRequest request;
@@ -498,13 +539,13 @@ class LoadGenerator {
     for (const grpc::Slice& s : slices) {
       bytes.append(reinterpret_cast<const char*>(s.begin()), s.size());
     }
-    if (flags_.method == "resolve") {
+    if (flags_.method == "resolve" || flags_.method == "inline") {
       workloadmap::v1::ResolveWorkloadResponse response;
       if (!response.ParseFromString(bytes)) return "response is not a ResolveWorkloadResponse";
       const auto& ref = response.workload().ref();
-      if (ref.name() != flags_.name || ref.namespace_() != flags_.namespace_) {
+      if (ref.name() != expected_name_ || ref.namespace_() != expected_namespace_) {
         return absl::StrCat("resolved ", ref.namespace_(), "/", ref.name(), ", asked for ",
-                            flags_.namespace_, "/", flags_.name);
+                            expected_namespace_, "/", expected_name_);
       }
     } else {
       grpc::health::v1::HealthCheckResponse response;
@@ -543,7 +584,12 @@ class LoadGenerator {
   }
 
   const Flags flags_;
+  // The workload the answers must name: --namespace/--name, or the inline
+  // file's first document.
+  std::string expected_namespace_;
+  std::string expected_name_;
   std::string method_;
+
   grpc::ByteBuffer request_;
   std::vector<std::unique_ptr<grpc::GenericStub>> stubs_;
   std::vector<std::unique_ptr<Call>> calls_;

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Keeps load_gen from rotting: a short closed-loop run of each method against
-# a real workloadmapd serving the seed cluster state (--snapshot), over TCP
-# and the Unix socket, must make calls and count no error; a fixed-rate run
-# must too; and a reference to a missing JobSet must be counted as NOT_FOUND
-# errors (exit status 1), so error counting is tested as well.
+# Keeps load_gen from rotting: a short closed-loop run of each method (check,
+# resolve by reference, resolve inline) against a real workloadmapd serving
+# the seed cluster state (--snapshot), over TCP and the Unix socket, must
+# make calls and count no error; a fixed-rate run must too; and a reference
+# to a missing JobSet must be counted as NOT_FOUND errors (exit status 1), so
+# error counting is tested as well.
 #
 #   load_gen_smoke.sh BUILD_DIR
 set -euo pipefail
@@ -50,8 +51,10 @@ run() {  # run ARGS...: load_gen's JSON result in $out, its exit status in $stat
 }
 
 for address in "127.0.0.1:$port" "unix:$work/wm.sock"; do
-  for method in check resolve; do
-    run --address "$address" --method "$method" --in-flight 4 --channels 2
+  for method in check resolve inline; do
+    extra=()
+    [[ $method != inline ]] || extra=(--inline-file "$repo/integration_tests/seed/cluster-state.yaml")
+    run --address "$address" --method "$method" --in-flight 4 --channels 2 "${extra[@]}"
     ((status == 0)) || fail "$method via $address: exit $status: $out"
     jq -e '.calls > 0 and .errors == 0 and .qps > 0 and .latency_us.p50 > 0 and
       .latency_us.p99 >= .latency_us.p50 and .verify == "ok"' <<<"$out" >/dev/null ||
