@@ -71,6 +71,43 @@ INSTANTIATE_TEST_SUITE_P(
         Case{".[0]", "[1,2]", "1"}, Case{".[-1]", "[1,2]", "2"}, Case{".[5]", "[1,2]", "null"},
         Case{".[]", R"({"b":2,"a":1})", "1 2"}, Case{".[]?", "3", ""},
         Case{".[]", "3", "", "cannot iterate over: number (3)"}, Case{".[1:]", "[1,2,3]", "[2,3]"},
+        // getpath indexes as `.[k]` does at every step, past null too (a
+        // fuzzer found it).
+        Case{
+            R"(getpath(["a", null]))", "{}", "",
+            R"(getpath(["a",null]) cannot be applied to {}: expected a string for object key but got: null)"},
+        Case{R"(getpath(["a", "b", 0, [1]]))", "{}", "null"},
+        Case{"getpath([[1]])", "[1,2,1]", "[0,2]"},
+        // A computed key varies slowest, then the target (gojq's
+        // `_index(x; k)`); a slice's start, then its end, then the target
+        // (a fuzzer found it).
+        Case{"[.[0,1][0,1]]", "[[10,20],[30,40]]", "[10,30,20,40]"},
+        Case{"[.[(0,1):(2,3)] | length]", "[1,2,3]", "[2,3,1,2]"},
+        Case{"[.[0,1][(0,1):]]", "[[1,2],[3,4]]", "[[1,2],[3,4],[2],[4]]"},
+        Case{"1 | .b[empty]", "null", ""}, Case{"1 | .b[empty:]", "null", ""},
+        Case{"1 | .b[0]", "null", "", "expected an object but got: number (1)"},
+        // gojq evaluates the key of an optional step against the stepped
+        // value, not the input (a fuzzer found it).
+        Case{".s[.j]?", R"({"s":{"x":1,"j":"x"},"j":"zz"})", "1"},
+        Case{".s[.j]", R"({"s":{"x":1,"j":"x"},"j":"zz"})", "null"},
+        Case{".[.j]?", R"({"x":1,"j":"x"})", "1"},
+        Case{".s[.a:.b]?", R"({"s":[1,2,3],"a":1,"b":2})", ""},
+        Case{".s[.a:.b]?", R"({"s":{"a":1,"b":2},"a":0,"b":0})", ""},
+        Case{"[.s[.k]?]", R"({"s":[1],"k":0})", "[]"},
+        // A second `?` protects the whole term (a fuzzer found it).
+        Case{".s.t??", "[1]", ""}, Case{".s[]??", "[1]", ""}, Case{"[.s[]??.name]", "[1]", "[]"},
+        Case{".s[]?", "[1]", "", "expected an object but got: array ([1])"},
+        Case{".s???", "[1]", ""}, Case{R"(.a??.b)", R"({"a":{"b":2}})", "2"},
+        // null indexed by any object is null (a fuzzer found it).
+        Case{".[{}]", "null", "null"}, Case{R"(.[{"start":1}])", "null", "null"},
+        Case{"path(.[{}])", "null", "[{}]"},
+        Case{".[{}]", "[1]", "", R"(expected "start" and "end" for slicing but got: object ({}))"},
+        Case{".[true]", "null", "", "expected a string for object key but got: boolean (true)"},
+        // gojq's own limit on string repeats is gojq's error (catchable);
+        // the memory bound comes first only below it.
+        Case{R"(try ("x" * 3e9) catch .)", "null",
+             R"("repeat string result too large: \"x\" * 3000000000")"},
+        Case{R"("ab" * 2e9)", "null", "", R"(repeat string result too large: "ab" * 2000000000)"},
         // `[q] | length` counts without building (kCount); errors, paths
         // and the rest of the pipe are as before.
         Case{"[.[] | select(. > 1)] | length", "[1,2,3]", "2"},
@@ -274,7 +311,9 @@ TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
            Hostile{"def f: 1 + f; f", kStackOrTime},
            Hostile{"[range(1e9)]", kStackOrTime},
            Hostile{"repeat(.)", kAnyBound},
-           Hostile{"\"x\" * 1e9", {Code::kInvalidArgument}},
+           // Past the memory bound before it is built; not catchable.
+           Hostile{"\"x\" * 1e9", {Code::kResourceExhausted}},
+           Hostile{"try (\"x\" * 1e9) catch 1", {Code::kResourceExhausted}},
            Hostile{"[limit(1e8; repeat(1))]", kStackOrTime},
            Hostile{"last(range(1e12))", {Code::kDeadlineExceeded}},
            Hostile{"try (def f: f; f) catch 1", kStackOrTime},

@@ -118,6 +118,11 @@ const PathNode* RootPath() { return &kRoot; }
 
 Interpreter::Interpreter(const EvalBounds& bounds) : bounds_(bounds) {}
 
+bool Interpreter::Reserve(size_t bytes) {
+  if (bytes <= max_string_bytes()) return true;
+  return Charge(bytes);  // fails: past the bound
+}
+
 size_t Interpreter::max_string_bytes() const {
   return bounds_.max_built_bytes > built_bytes_ ? bounds_.max_built_bytes - built_bytes_ : 0;
 }
@@ -253,98 +258,127 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
     }
 
     case OpKind::kIndex: {
+      // Indexes `target` (whose path is `p`) by `key`.
       ConsumerErrors consumer;
-      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
-        Flow keys = EvalValue(*op.child(1), env, input, [&](const Value& key) -> Flow {
-          const Json& t = *target;
-          const Json& k = *key;
-          if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
-            return Fail("invalid path against: " + TypePreview(t));
-          }
-          PathNode node{p, PathNode::Kind::kKey, &k};
-          const PathNode* next = p ? &node : nullptr;
-          if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() ||
-                              (k.is_object() && k.contains("start") && k.contains("end")))) {
-            return consumer.Pass(emit(Value(), next));
-          }
-          if (k.is_string() && t.is_object()) {
-            auto it = t.find(k.get_ref<const std::string&>());
-            return consumer.Pass(emit(it == t.end() ? Value() : target.Member(*it), next));
-          }
-          if (k.is_number() && t.is_array()) {
-            int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
-            bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
-            return consumer.Pass(emit(inside ? target.Member(t[i]) : Value(), next));
-          }
-          if (k.is_number() && t.is_string()) {
-            const std::string& s = t.get_ref<const std::string&>();
-            int64_t length = CharacterCount(s);
-            int64_t i = ClampIndex(ToInt(k), -1, length);
-            if (i < 0 || i >= length) return consumer.Pass(emit(Value(), next));
-            size_t from = CharacterOffset(s, i);
-            size_t to = CharacterOffset(s, i + 1);
-            return consumer.Pass(emit(Value::Owned(Json(s.substr(from, to - from))), next));
-          }
-          if (k.is_array() && t.is_array()) {
-            Json indices = Json::array();
-            if (!k.empty() && k.size() <= t.size()) {
-              for (size_t i = 0; i + k.size() <= t.size(); ++i) {
-                bool match = true;
-                for (size_t j = 0; j < k.size() && match; ++j) match = Equal(t[i + j], k[j]);
-                if (match) indices.push_back(static_cast<int64_t>(i));
-              }
+      auto index = [&](const Value& target, const PathNode* p, const Value& key) -> Flow {
+        const Json& t = *target;
+        const Json& k = *key;
+        if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
+          return Fail("invalid path against: " + TypePreview(t));
+        }
+        PathNode node{p, PathNode::Kind::kKey, &k};
+        const PathNode* next = p ? &node : nullptr;
+        // gojq: null indexed by any string, number, array or object
+        // (a slice or not) is null.
+        if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() || k.is_object())) {
+          return consumer.Pass(emit(Value(), next));
+        }
+        if (k.is_string() && t.is_object()) {
+          auto it = t.find(k.get_ref<const std::string&>());
+          return consumer.Pass(emit(it == t.end() ? Value() : target.Member(*it), next));
+        }
+        if (k.is_number() && t.is_array()) {
+          int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
+          bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
+          return consumer.Pass(emit(inside ? target.Member(t[i]) : Value(), next));
+        }
+        if (k.is_number() && t.is_string()) {
+          const std::string& s = t.get_ref<const std::string&>();
+          int64_t length = CharacterCount(s);
+          int64_t i = ClampIndex(ToInt(k), -1, length);
+          if (i < 0 || i >= length) return consumer.Pass(emit(Value(), next));
+          size_t from = CharacterOffset(s, i);
+          size_t to = CharacterOffset(s, i + 1);
+          return consumer.Pass(emit(Value::Owned(Json(s.substr(from, to - from))), next));
+        }
+        if (k.is_array() && t.is_array()) {
+          Json indices = Json::array();
+          if (!k.empty() && k.size() <= t.size()) {
+            for (size_t i = 0; i + k.size() <= t.size(); ++i) {
+              bool match = true;
+              for (size_t j = 0; j < k.size() && match; ++j) match = Equal(t[i + j], k[j]);
+              if (match) indices.push_back(static_cast<int64_t>(i));
             }
-            return consumer.Pass(emit(Value::Owned(std::move(indices)), next));
           }
-          if (k.is_object() && k.contains("start") && k.contains("end") &&
-              (t.is_array() || t.is_string())) {
-            // `.[{"start": s, "end": e}]` is a slice (how paths record one).
-            auto out = SliceOf(t, k["start"], k["end"]);
-            if (!out.ok()) return Fail(out.status());
-            if (!Charge(ApproximateBytes(*out))) return Flow::kError;
-            return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
-          }
-          return Fail(IndexError(t, k));
+          return consumer.Pass(emit(Value::Owned(std::move(indices)), next));
+        }
+        if (k.is_object() && k.contains("start") && k.contains("end") &&
+            (t.is_array() || t.is_string())) {
+          // `.[{"start": s, "end": e}]` is a slice (how paths record one).
+          auto out = SliceOf(t, k["start"], k["end"]);
+          if (!out.ok()) return Fail(out.status());
+          if (!Charge(ApproximateBytes(*out))) return Flow::kError;
+          return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
+        }
+        return Fail(IndexError(t, k));
+      };
+      const Op& target_op = *op.child(0);
+      const Op& key_op = *op.child(1);
+      if (op.optional || key_op.kind == OpKind::kConstant) {
+        // An optional step is gojq's `x | try .[k]`: k is evaluated for each
+        // x, against x (docs/divergences.md rule 6).
+        return Eval(target_op, env, input, path, [&](const Value& target, const PathNode* p) {
+          Flow keys = EvalValue(key_op, env, op.optional ? target : input,
+                                [&](const Value& key) { return index(target, p, key); });
+          return StepResult(*this, op.optional, consumer, keys);
         });
-        return StepResult(*this, op.optional, consumer, keys);
+      }
+      // gojq's `_index(x; k)` evaluates its last argument first: each key,
+      // then each target (`.[0,1][0,1]` varies the key slowest).
+      return EvalValue(key_op, env, input, [&](const Value& key) {
+        return Eval(target_op, env, input, path,
+                    [&](const Value& target, const PathNode* p) { return index(target, p, key); });
       });
-      return flow;
     }
 
     case OpKind::kSlice: {
       ConsumerErrors consumer;
-      return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
-        auto slice = [&](const Json& from, const Json& to) -> Flow {
-          const Json& t = *target;
-          if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
-            return Fail("invalid path against: " + TypePreview(t));
-          }
-          Json key = {{"start", from}, {"end", to}};
-          PathNode node{p, PathNode::Kind::kKey, &key};
-          const PathNode* next = p ? &node : nullptr;
-          auto out = SliceOf(t, from, to);
-          if (!out.ok()) return Fail(out.status());
-          if (out->is_null()) return consumer.Pass(emit(Value(), next));
-          if (!Charge(ApproximateBytes(*out))) return Flow::kError;
-          return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
-        };
-        Flow flow;
-        if (op.child(1) == nullptr && op.child(2) == nullptr) {
-          flow = slice(Json(nullptr), Json(nullptr));
-        } else if (op.child(1) == nullptr) {
-          flow = EvalValue(*op.child(2), env, input,
-                           [&](const Value& to) { return slice(Json(nullptr), *to); });
-        } else if (op.child(2) == nullptr) {
-          flow = EvalValue(*op.child(1), env, input,
-                           [&](const Value& from) { return slice(*from, Json(nullptr)); });
-        } else {
-          // gojq evaluates the end first, then the start for each end.
-          flow = EvalValue(*op.child(2), env, input, [&](const Value& to) {
-            return EvalValue(*op.child(1), env, input,
-                             [&](const Value& from) { return slice(*from, *to); });
-          });
+      auto slice = [&](const Value& target, const PathNode* p, const Json& from,
+                       const Json& to) -> Flow {
+        const Json& t = *target;
+        if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
+          return Fail("invalid path against: " + TypePreview(t));
         }
-        return StepResult(*this, op.optional, consumer, flow);
+        Json key = {{"start", from}, {"end", to}};
+        PathNode node{p, PathNode::Kind::kKey, &key};
+        const PathNode* next = p ? &node : nullptr;
+        auto out = SliceOf(t, from, to);
+        if (!out.ok()) return Fail(out.status());
+        if (out->is_null()) return consumer.Pass(emit(Value(), next));
+        if (!Charge(ApproximateBytes(*out))) return Flow::kError;
+        return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
+      };
+      // gojq's `_slice(x; end; start)` evaluates its last argument first:
+      // each start, then each end, then each target.
+      const Op* from_op = op.child(1);
+      const Op* to_op = op.child(2);
+      auto bounds = [&](const Value& bound_input,
+                        absl::FunctionRef<Flow(const Json&, const Json&)> each) -> Flow {
+        auto with_from = [&](const Json& from) -> Flow {
+          if (to_op == nullptr) return each(from, Json(nullptr));
+          return EvalValue(*to_op, env, bound_input,
+                           [&](const Value& to) { return each(from, *to); });
+        };
+        if (from_op == nullptr) return with_from(Json(nullptr));
+        return EvalValue(*from_op, env, bound_input,
+                         [&](const Value& from) { return with_from(*from); });
+      };
+      bool constant_bounds = (from_op == nullptr || from_op->kind == OpKind::kConstant) &&
+                             (to_op == nullptr || to_op->kind == OpKind::kConstant);
+      if (op.optional || constant_bounds) {
+        // As for kIndex: an optional step's bounds are evaluated for each
+        // target, against it.
+        return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+          Flow flow = bounds(op.optional ? target : input, [&](const Json& from, const Json& to) {
+            return slice(target, p, from, to);
+          });
+          return StepResult(*this, op.optional, consumer, flow);
+        });
+      }
+      return bounds(input, [&](const Json& from, const Json& to) {
+        return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+          return slice(target, p, from, to);
+        });
       });
     }
 
@@ -594,7 +628,8 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
               result = Subtract(*l, *r);
               break;
             case NodeKind::kMultiply:
-              result = Multiply(*l, *r, max_string_bytes());
+              if (!Reserve(RepeatedStringBytes(*l, *r))) return Flow::kError;
+              result = Multiply(*l, *r);
               break;
             case NodeKind::kDivide:
               result = Divide(*l, *r);

@@ -98,6 +98,10 @@ class Interpreter {
   Flow FailWithValue(Value value);
   // Charges `bytes` of built values; kError past the bound.
   bool Charge(size_t bytes);
+  // Before building a value of `bytes`: false, with the memory bound's
+  // error pending, when it would not fit. Charges nothing otherwise (the
+  // value is charged once built).
+  bool Reserve(size_t bytes);
   // Counts one step against the budget and checks the stack bound; every
   // Eval does, and so must a native loop that emits without evaluating.
   Flow CheckBounds();

@@ -135,7 +135,8 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
           result = Subtract(*current, *operand);
           break;
         case NodeKind::kUpdateMul:
-          result = Multiply(*current, *operand, max_string_bytes());
+          if (!Reserve(RepeatedStringBytes(*current, *operand))) return Flow::kError;
+          result = Multiply(*current, *operand);
           break;
         case NodeKind::kUpdateDiv:
           result = Divide(*current, *operand);

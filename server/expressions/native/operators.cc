@@ -176,7 +176,19 @@ absl::StatusOr<Json> Subtract(const Json& l, const Json& r) {
   return BinaryError("subtract", l, r);
 }
 
-absl::StatusOr<Json> Multiply(const Json& l, const Json& r, size_t max_string_bytes) {
+size_t RepeatedStringBytes(const Json& l, const Json& r) {
+  const Json* text = l.is_string() && r.is_number()   ? &l
+                     : r.is_string() && l.is_number() ? &r
+                                                      : nullptr;
+  if (text == nullptr) return 0;
+  double n = ToDouble(text == &l ? r : l);
+  if (n < 0 || std::isnan(n)) return 0;
+  auto copies = static_cast<uint64_t>(std::min(n, 2147483647.0));
+  uint64_t bytes = text->get_ref<const std::string&>().size() * copies;
+  return bytes >= 2147483647ull ? 0 : bytes;
+}
+
+absl::StatusOr<Json> Multiply(const Json& l, const Json& r) {
   if (l.is_number() && r.is_number()) {
     if (IsInt(l) && IsInt(r)) {
       int64_t product;
@@ -194,7 +206,7 @@ absl::StatusOr<Json> Multiply(const Json& l, const Json& r, size_t max_string_by
   const std::string& s = text->get_ref<const std::string&>();
   double count = std::min(n, 2147483647.0);
   auto copies = static_cast<uint64_t>(count);
-  if (s.size() * copies >= 2147483647ull || s.size() * copies > max_string_bytes) {
+  if (s.size() * copies >= 2147483647ull) {
     return absl::InvalidArgumentError(absl::StrCat(
         "repeat string result too large: ", Preview(*text), " * ", Preview(MakeNumber(n))));
   }

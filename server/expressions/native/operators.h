@@ -37,10 +37,16 @@ double ToDouble(const Json& value);
 int64_t ToInt(const Json& value);
 
 // Binary operators; errors are gojq's messages ("cannot add: number (1)
-// and string ("a")"). `max_string_bytes` bounds `string * n`.
+// and string ("a")"), gojq's bounds included (`string * n` fails from 2^31
+// bytes). The evaluator's memory bound is the caller's: see
+// RepeatedStringBytes.
 absl::StatusOr<Json> Add(const Json& l, const Json& r);
 absl::StatusOr<Json> Subtract(const Json& l, const Json& r);
-absl::StatusOr<Json> Multiply(const Json& l, const Json& r, size_t max_string_bytes);
+absl::StatusOr<Json> Multiply(const Json& l, const Json& r);
+// The bytes `l * r` would build when it repeats a string, else 0 (also
+// for a repeat gojq refuses itself, Multiply's error): what the evaluator
+// checks against its memory bound before multiplying.
+size_t RepeatedStringBytes(const Json& l, const Json& r);
 absl::StatusOr<Json> Divide(const Json& l, const Json& r);
 absl::StatusOr<Json> Modulo(const Json& l, const Json& r);
 absl::StatusOr<Json> Negate(const Json& v);

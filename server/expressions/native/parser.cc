@@ -409,6 +409,10 @@ class Parser {
         WM_PARSE_ASSIGN(optional, Make(stepped ? NodeKind::kOptional : NodeKind::kTry, begin, "",
                                        std::move(children)));
         term = std::move(optional);
+        // A `?` is not a step: another `?` right after it protects the
+        // whole term (`.a.b??` is `try (.a.b?)`, as gojq's toTerm of an
+        // optional suffix is nil).
+        stepped = false;
       } else if (At(TokenKind::kDot)) {
         stepped = true;
         WM_PARSE_RETURN_IF_ERROR(Advance());

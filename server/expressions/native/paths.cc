@@ -63,23 +63,40 @@ absl::Status SliceBounds(const Json& key, size_t length, size_t& start, size_t& 
 }  // namespace
 
 absl::StatusOr<Json> GetPath(const Json& root, const Json& path) {
+  static const Json* const kNull = new Json(nullptr);
   const Json* current = &root;
   Json slice_holder;
+  // As gojq's getpath: each key indexes the value so far as `.[key]` would,
+  // null included (null stays null for the keys that index, and fails for
+  // the others: `getpath(["a", null])` fails where "a" is missing).
   for (const Json& key : path) {
-    if (current->is_null()) return Json(nullptr);
+    if (current->is_null()) {
+      if (key.is_string() || key.is_number() || key.is_array() || key.is_object()) continue;
+      return KeyError(*current, key);
+    }
     if (!current->is_structured()) {
       return absl::FailedPreconditionError("a path steps into " + TypePreview(*current));
     }
     if (key.is_string() && current->is_object()) {
       auto it = current->find(key.get_ref<const std::string&>());
-      if (it == current->end()) return Json(nullptr);
-      current = &*it;
+      current = it == current->end() ? kNull : &*it;
     } else if (key.is_number() && current->is_array()) {
       int64_t i = ToInt(key);
       auto n = static_cast<int64_t>(current->size());
       if (i < 0) i += n;
-      if (i < 0 || i >= n) return Json(nullptr);
-      current = &(*current)[static_cast<size_t>(i)];
+      current = i < 0 || i >= n ? kNull : &(*current)[static_cast<size_t>(i)];
+    } else if (key.is_array() && current->is_array()) {
+      // The positions where `key` occurs, as `.[key]` gives them.
+      Json positions = Json::array();
+      if (!key.empty() && key.size() <= current->size()) {
+        for (size_t i = 0; i + key.size() <= current->size(); ++i) {
+          bool match = true;
+          for (size_t j = 0; j < key.size() && match; ++j) match = Equal((*current)[i + j], key[j]);
+          if (match) positions.push_back(static_cast<int64_t>(i));
+        }
+      }
+      slice_holder = std::move(positions);
+      current = &slice_holder;
     } else if (IsSlice(key) && current->is_array()) {
       size_t start = 0, end = 0;
       if (auto status = SliceBounds(key, current->size(), start, end); !status.ok()) return status;

@@ -1,6 +1,7 @@
 #include "server/expressions/testing/gojq_oracle.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -11,9 +12,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "server/common/json_reader.h"
 
 namespace wm::expressions::testing {
@@ -24,7 +27,8 @@ std::optional<std::string> GojqOraclePathFromEnv() {
   return std::string(path);
 }
 
-absl::StatusOr<std::unique_ptr<GojqOracle>> GojqOracle::Start(const std::string& path) {
+absl::StatusOr<std::unique_ptr<GojqOracle>> GojqOracle::Start(
+    const std::string& path, const std::vector<std::string>& flags) {
   int fds[2];
   if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) != 0) {
     return absl::InternalError(absl::StrCat("socketpair: ", std::strerror(errno)));
@@ -34,10 +38,12 @@ absl::StatusOr<std::unique_ptr<GojqOracle>> GojqOracle::Start(const std::string&
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 0);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-  char* argv[] = {const_cast<char*>(path.c_str()), nullptr};
+  std::vector<char*> argv = {const_cast<char*>(path.c_str())};
+  for (const std::string& flag : flags) argv.push_back(const_cast<char*>(flag.c_str()));
+  argv.push_back(nullptr);
   char* envp[] = {nullptr};
   pid_t pid;
-  int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv, envp);
+  int rc = posix_spawn(&pid, path.c_str(), &actions, nullptr, argv.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
   if (rc != 0) {
@@ -55,12 +61,14 @@ GojqOracle::~GojqOracle() {
   }
 }
 
-absl::StatusOr<GojqResult> GojqOracle::Evaluate(absl::string_view expression, const Json& input) {
+absl::StatusOr<GojqResult> GojqOracle::Evaluate(absl::string_view expression, const Json& input,
+                                                absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
   Json request = {{"expr", std::string(expression)}, {"input", input}};
   std::string line = request.dump(-1, ' ', false, Json::error_handler_t::replace);
   line.push_back('\n');
   if (absl::Status sent = Send(line); !sent.ok()) return sent;
-  absl::StatusOr<std::string> response_line = ReceiveLine();
+  absl::StatusOr<std::string> response_line = ReceiveLine(deadline);
   if (!response_line.ok()) return response_line.status();
   // Outputs may nest as deep as gojq lets them; the bound only guards this
   // reader's own walk.
@@ -102,7 +110,7 @@ absl::Status GojqOracle::Send(const std::string& line) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> GojqOracle::ReceiveLine() {
+absl::StatusOr<std::string> GojqOracle::ReceiveLine(absl::Time deadline) {
   size_t scanned = 0;
   for (;;) {
     if (size_t end = buffer_.find('\n', scanned); end != std::string::npos) {
@@ -111,6 +119,18 @@ absl::StatusOr<std::string> GojqOracle::ReceiveLine() {
       return line;
     }
     scanned = buffer_.size();
+    if (deadline != absl::InfiniteFuture()) {
+      pollfd readable = {fd_, POLLIN, 0};
+      int64_t wait_ms = absl::ToInt64Milliseconds(deadline - absl::Now());
+      int ready = wait_ms > 0 ? poll(&readable, 1, static_cast<int>(wait_ms)) : 0;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready == 0) {
+        // Killed, so that no later call reads this call's answer.
+        kill(pid_, SIGKILL);
+        shutdown(fd_, SHUT_RDWR);
+        return absl::DeadlineExceededError("the gojq oracle did not answer in time; it was killed");
+      }
+    }
     char chunk[1 << 16];
     ssize_t got = recv(fd_, chunk, sizeof(chunk), 0);
     if (got < 0 && errno == EINTR) continue;

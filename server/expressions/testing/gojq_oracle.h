@@ -15,6 +15,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "server/common/json.h"
 
 namespace wm::expressions::testing {
@@ -40,8 +41,10 @@ struct GojqResult {
 // thread-safe.
 class GojqOracle {
  public:
-  // Starts the binary at `path` (its stderr is this process's).
-  static absl::StatusOr<std::unique_ptr<GojqOracle>> Start(const std::string& path);
+  // Starts the binary at `path` (its stderr is this process's), with
+  // `flags` (tools/gojq-oracle's: "-timeout=1s", "-max-results=N").
+  static absl::StatusOr<std::unique_ptr<GojqOracle>> Start(
+      const std::string& path, const std::vector<std::string>& flags = {});
 
   GojqOracle(const GojqOracle&) = delete;
   GojqOracle& operator=(const GojqOracle&) = delete;
@@ -51,14 +54,18 @@ class GojqOracle {
   // Evaluates `expression` on `input`. A jq error is a GojqResult with an
   // error; a failed Status means the oracle itself failed (it exited, or
   // answered something that is not a response), after which every call
-  // fails.
-  absl::StatusOr<GojqResult> Evaluate(absl::string_view expression, const Json& input);
+  // fails. Past `timeout` the oracle is killed and the call fails with
+  // DEADLINE_EXCEEDED: gojq's own -timeout cannot stop a builtin that is
+  // slow inside one step (a quadratic `indices`), and a fuzzer must not
+  // wait for it.
+  absl::StatusOr<GojqResult> Evaluate(absl::string_view expression, const Json& input,
+                                      absl::Duration timeout = absl::InfiniteDuration());
 
  private:
   GojqOracle(pid_t pid, int fd) : pid_(pid), fd_(fd) {}
 
   absl::Status Send(const std::string& line);
-  absl::StatusOr<std::string> ReceiveLine();
+  absl::StatusOr<std::string> ReceiveLine(absl::Time deadline);
 
   pid_t pid_;
   int fd_;              // the oracle's stdin and stdout (a socketpair)

@@ -6,6 +6,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/testing/optional_input.h"
@@ -96,6 +98,31 @@ TEST(GojqOracleStartTest, NamesTheVariableWhenTheBinaryIsMissing) {
   auto oracle = GojqOracle::Start("/nonexistent/gojq-oracle");
   ASSERT_FALSE(oracle.ok());
   EXPECT_THAT(oracle.status().message(), HasSubstr(kGojqOracleEnv));
+}
+
+// A builtin slow inside one step outlasts gojq's own -timeout; the
+// client's timeout cuts it, and the oracle is gone afterwards.
+TEST_F(GojqOracleTest, ASlowAnswerIsCutAtTheClientsTimeout) {
+  const absl::Time start = absl::Now();
+  auto slow = oracle_->Evaluate(R"(("a" * 400000) | indices("a" * 200000) | length)", Json(nullptr),
+                                absl::Milliseconds(500));
+  EXPECT_TRUE(absl::IsDeadlineExceeded(slow.status())) << slow.status();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_FALSE(oracle_->Evaluate("1", Json(nullptr)).ok());
+}
+
+// Flags reach the oracle: -max-results.
+TEST(GojqOracleFlagsTest, FlagsReachTheOracle) {
+  std::optional<std::string> path = GojqOraclePathFromEnv();
+  if (!path) {
+    WM_SKIP_OR_FAIL_IN_CI(::wm::testing::MissingInput(
+        kGojqOracleEnv, "", "the gojq oracle, built by scripts/build-gojq-oracle"));
+  }
+  auto oracle = GojqOracle::Start(*path, {"-max-results=3"});
+  ASSERT_TRUE(oracle.ok()) << oracle.status();
+  auto result = (*oracle)->Evaluate("range(5)", Json(nullptr));
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->error, "query results exceed the allowed number 3");
 }
 
 }  // namespace
