@@ -15,8 +15,11 @@
 // evaluations that reach one of its bounds (gojq's differ: 10 s, no memory
 // bound); integers beyond 2^53 in the source or an output (rule 2:
 // upstream's float64 inputs and gojq's big integers); and number literals
-// with a suffix (`+1 .a`, rule 3: a gojq defect); and evaluations where
-// either engine refuses a path ("invalid path ...", rule 1).
+// or string literals with a suffix (`+1 .a`, `-1?.a`, `.["a".k]`; rule 3:
+// a gojq defect); and `path(...)`
+// and evaluations where either engine refuses a path (rule 1: gojq's path
+// mode also lets a `try` inside it swallow the errors of what consumes its
+// output, `path(.a? * .b)` is empty there).
 //
 // The native bounds here are tight (100 ms, 16 KiB of values built): some
 // of gojq's builtins are quadratic where ours are linear (`indices` of a
@@ -156,9 +159,38 @@ bool HasNumberWithSuffix(const std::string& source) {
         break;
       }
     }
-    if (j < source.size() && source[j] == '[') return true;
+    if (j < source.size() && (source[j] == '[' || source[j] == '?')) return true;
     if (j < source.size() && source[j] == '.' && name_start(j + 1)) return true;
     i = j;
+  }
+  return false;
+}
+
+// Whether a string literal takes a suffix (`"a".k`, `"a"[0]`): gojq drops
+// it where the literal is an index key (`.["a".k]` is `.["a"]`, rule 3).
+// Approximate (interpolations are not parsed): it may skip more than it
+// must, never less.
+bool HasStringWithSuffix(const std::string& source) {
+  bool in_string = false;
+  for (size_t i = 0; i < source.size(); ++i) {
+    char c = source[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+        size_t j = i + 1;
+        while (j < source.size() &&
+               (source[j] == ' ' || source[j] == '\n' || source[j] == '\t' || source[j] == '\r')) {
+          ++j;
+        }
+        if (j < source.size() && (source[j] == '.' || source[j] == '[' || source[j] == '?')) {
+          return true;
+        }
+      }
+    } else if (c == '"') {
+      in_string = true;
+    }
   }
   return false;
 }
@@ -176,7 +208,8 @@ std::string Describe(const expressions::testing::GojqResult& gojq) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > 1024) return 0;
   std::string source(reinterpret_cast<const char*>(data), size);
-  if (HasLongNumberLiteral(source) || HasNumberWithSuffix(source) || !ValidUtf8(source) ||
+  if (HasLongNumberLiteral(source) || HasNumberWithSuffix(source) || HasStringWithSuffix(source) ||
+      !ValidUtf8(source) || absl::StrContains(source, "path(") ||
       !expressions::FindForbiddenConstructs(source).empty()) {
     return 0;
   }
