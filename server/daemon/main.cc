@@ -125,7 +125,7 @@ sigset_t TerminationSignals() {
 
 class Daemon {
  public:
-  explicit Daemon(Config config) : config_(std::move(config)) {}
+  explicit Daemon(Config config) : config_(std::move(config)), started_(absl::Now()) {}
 
   // The engine --jq-engine names.
   absl::StatusOr<std::unique_ptr<expressions::Engine>> StartEngine() {
@@ -1059,9 +1059,11 @@ class Daemon {
     return absl::OkStatus();
   }
 
-  // SERVING once every cluster's initial lists are in and resolved.
+  // SERVING once every cluster's initial lists are in and resolved. The
+  // log line says how long after the process started (a snapshot's load
+  // included), and how long the lists and resolution took after listening.
   void AwaitReadiness() {
-    absl::Time start = absl::Now();
+    absl::Time listening = absl::Now();
     while (!stopping_) {
       bool synced = true;
       for (index::Cluster* c : index_->clusters()) synced = synced && c->InitialSyncDone();
@@ -1070,9 +1072,11 @@ class Daemon {
         index_->WaitForIdle();
         if (stopping_) return;
         SetServing(true);
+        absl::Time now = absl::Now();
         Log(LogLevel::kInfo, "ready",
             {{"workloads", std::to_string(index_->List().size())},
-             {"after", absl::FormatDuration(absl::Now() - start)}});
+             {"after", absl::FormatDuration(now - started_)},
+             {"after_listening", absl::FormatDuration(now - listening)}});
         return;
       }
       absl::SleepFor(absl::Milliseconds(50));
@@ -1100,6 +1104,7 @@ class Daemon {
   }
 
   const Config config_;
+  const absl::Time started_;  // when the process began, for the ready line
   std::unique_ptr<expressions::Engine> engine_;
   std::unique_ptr<index::WorkloadIndex> index_;
   std::vector<std::unique_ptr<index::LiveCluster>> live_;

@@ -36,6 +36,10 @@ class SnapshotCluster final : public Cluster {
   size_t size() const { return objects_count_; }
 
  private:
+  // Adds the objects of one file's documents (a List's items one by one),
+  // or fails naming the file; `docs` is consumed.
+  absl::Status AddDocuments(const std::string& file, std::vector<Json>& docs);
+
   SnapshotCluster() = default;
   std::string name_ = "snapshot";
   std::shared_ptr<const definitions::Registry> registry_;

@@ -238,25 +238,27 @@ void WorkloadIndex::Run() {
       redefined.swap(redefined_);
       busy_ = true;
     }
-    std::set<WorkloadKey> dirty;
+    // Every workload to resolve again, once each, in key order. (A sorted
+    // vector: a start or relist brings hundreds of thousands of keys, which
+    // a std::set would insert one tree node at a time.)
+    std::vector<WorkloadKey> keys;
     for (const std::string& name : redefined) {
       Cluster* cluster = FindCluster(name);
       if (cluster == nullptr) continue;
       {
         std::unique_lock lock(mu_);
         for (const auto& [key, view] : views_) {
-          if (key.cluster == name) dirty.insert(key);
+          if (key.cluster == name) keys.push_back(key);
         }
       }
       for (const auto& [gvk, store] : cluster->view().Stores()) {
         if (!Covered(*cluster, gvk)) continue;
-        for (const auto& object : store->List()) dirty.insert({name, gvk, object->key()});
+        for (const auto& object : store->List()) keys.push_back({name, gvk, object->key()});
       }
     }
-    std::vector<WorkloadKey> affected;
-    for (const Pending& change : batch) Affected(change, &affected);
-    dirty.insert(affected.begin(), affected.end());
-    std::vector<WorkloadKey> keys(dirty.begin(), dirty.end());
+    for (const Pending& change : batch) Affected(change, &keys);
+    std::sort(keys.begin(), keys.end());
+    keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
     std::vector<std::shared_ptr<WorkloadView>> views = ResolveBatch(keys);
     for (size_t i = 0; i < keys.size(); ++i) Publish(keys[i], std::move(views[i]));
     {
