@@ -472,35 +472,44 @@ TEST(NativeEngineTest, ConcurrentEvaluationsAgree) {
   EXPECT_EQ(expected[2], std::vector<Json>{Json(4)});
 }
 
+// `source` as the native compiler leaves it (the operations the engine
+// runs); a source that does not parse or compile fails the test and gives
+// null.
+std::unique_ptr<const native::Op> CompileNative(const char* source) {
+  static const native::Prelude* const kPrelude = native::Prelude::Build().value().release();
+  auto tree = native::Parse(source);
+  if (!tree.ok()) {
+    ADD_FAILURE() << source << ": " << tree.status();
+    return nullptr;
+  }
+  auto op = native::Compile(**tree, *kPrelude);
+  if (!op.ok()) {
+    ADD_FAILURE() << source << ": " << op.status();
+    return nullptr;
+  }
+  return *std::move(op);
+}
+
 // `[q] | length` compiles to a count, at the head of a longer pipe too,
 // and only when `length` is the builtin.
 TEST(CompilerTest, CollectThenLengthIsACount) {
-  auto prelude = native::Prelude::Build();
-  ASSERT_TRUE(prelude.ok());
-  auto compiled = [&](const char* source) {
-    auto tree = native::Parse(source);
-    EXPECT_TRUE(tree.ok()) << source;
-    auto op = native::Compile(**tree, **prelude);
-    EXPECT_TRUE(op.ok()) << source;
-    return *std::move(op);
-  };
-  EXPECT_EQ(compiled("[.[]] | length")->kind, native::OpKind::kCount);
-  auto longer = compiled("[.[]] | length | . + 1");
+  auto count = CompileNative("[.[]] | length");
+  ASSERT_NE(count, nullptr);
+  EXPECT_EQ(count->kind, native::OpKind::kCount);
+  auto longer = CompileNative("[.[]] | length | . + 1");
+  ASSERT_NE(longer, nullptr);
   ASSERT_EQ(longer->kind, native::OpKind::kPipe);
   EXPECT_EQ(longer->child(0)->kind, native::OpKind::kCount);
-  EXPECT_NE(compiled("def length: 7; [.[]] | length")->child(0)->kind, native::OpKind::kCount);
+  auto redefined = CompileNative("def length: 7; [.[]] | length");
+  ASSERT_NE(redefined, nullptr);
+  EXPECT_NE(redefined->child(0)->kind, native::OpKind::kCount);
 }
 
 // Which expressions take the fast lane: plain walks only.
 TEST(PathPlanTest, OnlyPlainWalksArePlanned) {
-  auto prelude = native::Prelude::Build();
-  ASSERT_TRUE(prelude.ok());
-  auto planned = [&](const char* source) {
-    auto tree = native::Parse(source);
-    EXPECT_TRUE(tree.ok()) << source;
-    auto op = native::Compile(**tree, **prelude);
-    EXPECT_TRUE(op.ok()) << source;
-    return native::PathPlan::Of(**op).has_value();
+  auto planned = [](const char* source) {
+    auto op = CompileNative(source);
+    return op != nullptr && native::PathPlan::Of(*op).has_value();
   };
   for (const char* walk : {".", ".a", ".a.b", R"(.metadata.labels["x/y"])", ".a[].b", ".[][]"}) {
     EXPECT_TRUE(planned(walk)) << walk;
