@@ -25,7 +25,7 @@ absl::Status LiveCluster::Start(WorkloadIndex& index) {
   definitions_.SetListener([this, &index](std::shared_ptr<const definitions::Registry> registry,
                                           const std::vector<Gvk>&) {
     cache_.SetKinds(WantedKinds(*registry));
-    index.OnDefinitionsChanged(name_);
+    index.Resync(name_);
   });
   cache_.AddHandler([this, &index](const Gvk& gvk, const kube::Change& change) {
     if (gvk == sources::KartaGvk()) {

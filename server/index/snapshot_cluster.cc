@@ -95,12 +95,6 @@ absl::StatusOr<std::string> SnapshotCluster::Patch(const Gvk&, const std::string
   return absl::FailedPreconditionError("the snapshot is read-only: mutations are dry runs only");
 }
 
-void SnapshotCluster::Feed(WorkloadIndex& index) const {
-  for (const auto& [gvk, store] : objects_.Stores()) {
-    for (auto& object : store->List()) {
-      index.OnChange(name_, gvk, kube::Change{kube::EventType::kAdded, nullptr, object});
-    }
-  }
-}
+void SnapshotCluster::Feed(WorkloadIndex& index) const { index.Resync(name_); }
 
 }  // namespace wm::index

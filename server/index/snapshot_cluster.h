@@ -31,7 +31,7 @@ class SnapshotCluster final : public Cluster {
                                     const std::string& name, const Json& patch,
                                     const kube::Impersonation* as) override;
 
-  // Tells the index of every object (once, at startup).
+  // Has the index resolve every workload (once, at startup).
   void Feed(WorkloadIndex& index) const;
   size_t size() const { return objects_count_; }
 

@@ -178,9 +178,9 @@ void WorkloadIndex::OnChange(const std::string& cluster, const Gvk& gvk,
   queue_cv_.notify_all();
 }
 
-void WorkloadIndex::OnDefinitionsChanged(const std::string& cluster) {
+void WorkloadIndex::Resync(const std::string& cluster) {
   std::unique_lock lock(queue_mu_);
-  redefined_.push_back(cluster);
+  resyncs_.push_back(cluster);
   queue_cv_.notify_all();
 }
 
@@ -229,20 +229,20 @@ void WorkloadIndex::Affected(const Pending& change, std::vector<WorkloadKey>* ou
 void WorkloadIndex::Run() {
   for (;;) {
     std::vector<Pending> batch;
-    std::vector<std::string> redefined;
+    std::vector<std::string> resyncs;
     {
       std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !redefined_.empty(); });
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty() || !resyncs_.empty(); });
       if (stopping_) return;
       batch.swap(queue_);
-      redefined.swap(redefined_);
+      resyncs.swap(resyncs_);
       busy_ = true;
     }
     // Every workload to resolve again, once each, in key order. (A sorted
     // vector: a start or relist brings hundreds of thousands of keys, which
     // a std::set would insert one tree node at a time.)
     std::vector<WorkloadKey> keys;
-    for (const std::string& name : redefined) {
+    for (const std::string& name : resyncs) {
       Cluster* cluster = FindCluster(name);
       if (cluster == nullptr) continue;
       {
@@ -268,7 +268,7 @@ void WorkloadIndex::Run() {
     }
     std::unique_lock lock(queue_mu_);
     busy_ = false;
-    if (queue_.empty() && redefined_.empty()) queue_cv_.notify_all();
+    if (queue_.empty() && resyncs_.empty()) queue_cv_.notify_all();
   }
 }
 
@@ -411,13 +411,12 @@ uint64_t WorkloadIndex::revision() const {
 
 bool WorkloadIndex::Idle() const {
   std::unique_lock lock(queue_mu_);
-  return !busy_ && queue_.empty() && redefined_.empty();
+  return !busy_ && queue_.empty() && resyncs_.empty();
 }
 
 void WorkloadIndex::WaitForIdle() const {
   std::unique_lock lock(queue_mu_);
-  queue_cv_.wait(lock,
-                 [&] { return stopping_ || (!busy_ && queue_.empty() && redefined_.empty()); });
+  queue_cv_.wait(lock, [&] { return stopping_ || (!busy_ && queue_.empty() && resyncs_.empty()); });
 }
 
 absl::StatusOr<std::shared_ptr<const WorkloadView>> WorkloadIndex::ResolveNow(

@@ -102,8 +102,13 @@ class WorkloadIndex {
 
   // A change of one cached object (a ClusterCache handler).
   void OnChange(const std::string& cluster, const Gvk& gvk, const kube::Change& change);
-  // The cluster's definitions changed: every workload of it is resolved again.
-  void OnDefinitionsChanged(const std::string& cluster);
+  // Every workload of `cluster` is resolved again, found by listing the
+  // covered kinds rather than by tracing each object's controller chain:
+  // for when everything may have changed at once (its definitions were
+  // replaced) or arrived at once (a snapshot, loaded whole before the index
+  // starts: a start of 10,000 workloads would otherwise trace 70,000
+  // objects' chains up and down, on the resolver thread alone).
+  void Resync(const std::string& cluster);
 
   Cluster* FindCluster(const std::string& name) const;
   const std::vector<Cluster*>& clusters() const { return clusters_; }
@@ -181,7 +186,7 @@ class WorkloadIndex {
   mutable std::mutex queue_mu_;
   mutable std::condition_variable queue_cv_;
   std::vector<Pending> queue_;
-  std::vector<std::string> redefined_;  // clusters whose definitions changed
+  std::vector<std::string> resyncs_;  // clusters to resync (Resync)
   bool busy_ = false;
   bool stopping_ = false;
 

@@ -385,12 +385,12 @@ TEST_F(WorkloadIndexTest, DefinitionsChangedRemovesAndReaddsTheJobSet) {
 
   // Unchanged definitions: every workload is resolved, nothing published.
   const uint64_t revision = index_.revision();
-  index_.OnDefinitionsChanged("test");
+  index_.Resync("test");
   index_.WaitForIdle();
   EXPECT_THAT(recorder.Take(), IsEmpty());
   EXPECT_EQ(index_.revision(), revision);
   // An unknown cluster is ignored.
-  index_.OnDefinitionsChanged("elsewhere");
+  index_.Resync("elsewhere");
   index_.WaitForIdle();
   EXPECT_EQ(index_.revision(), revision);
 }

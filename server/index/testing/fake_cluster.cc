@@ -58,7 +58,7 @@ std::vector<kube::Change> FakeCluster::ApplyToStore(kube::EventType type, const 
 void FakeCluster::SetDefinitions(std::shared_ptr<const definitions::Registry> registry,
                                  WorkloadIndex& index) {
   SetDefinitions(std::move(registry));
-  index.OnDefinitionsChanged(name_);
+  index.Resync(name_);
 }
 
 void FakeCluster::SetDefinitions(std::shared_ptr<const definitions::Registry> registry) {
