@@ -1,6 +1,9 @@
 #include "server/common/json_reader.h"
 
+#include <functional>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -10,6 +13,47 @@ namespace wm {
 namespace {
 
 using ::testing::HasSubstr;
+
+// The tree's text with each number's type (nlohmann tells int64, uint64
+// and double apart; code reading the tree may too). An integer zero is
+// untyped: nlohmann types `-0` int64 and `0` uint64, simdjson cannot tell
+// them apart (both are the number 0, and print alike).
+std::string Typed(const Json& value) {
+  if (value.is_number_integer() && value == 0) return "0";
+  switch (value.type()) {
+    case Json::value_t::object: {
+      std::string out = "{";
+      for (const auto& [key, member] : value.items()) {
+        absl::StrAppend(&out, key, ":", Typed(member), ",");
+      }
+      return out + "}";
+    }
+    case Json::value_t::array: {
+      std::string out = "[";
+      for (const Json& item : value) absl::StrAppend(&out, Typed(item), ",");
+      return out + "]";
+    }
+    case Json::value_t::number_integer:
+      return "i" + value.dump();
+    case Json::value_t::number_unsigned:
+      return "u" + value.dump();
+    case Json::value_t::number_float:
+      return "f" + value.dump();
+    default:
+      return value.dump();
+  }
+}
+
+// What nlohmann's parser alone makes of `text`: the tree, or "error".
+std::string NlohmannTyped(const std::string& text) {
+  Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  return value.is_discarded() ? "error" : Typed(value);
+}
+
+std::string ParsedTyped(const std::string& text) {
+  auto value = ParseJson(text, {.max_depth = 1000});
+  return value.ok() ? Typed(*value) : "error";
+}
 
 // {"spec":[[[...]]]} with `depth` levels in all.
 std::string Nested(size_t depth) {
@@ -71,6 +115,105 @@ TEST(JsonReaderTest, SyntaxErrorsGiveTheByteAndTheReason) {
   EXPECT_THAT(ParseJson("").status().message(), HasSubstr("invalid JSON at byte 0"));
   EXPECT_THAT(ParseJson("{} {}").status().message(), HasSubstr("invalid JSON at byte 3"));
   EXPECT_THAT(ParseJson("\"\xff\"").status().message(), HasSubstr("invalid JSON at byte"));
+}
+
+// Texts up to 64 KiB go through simdjson first: what it builds must be
+// what nlohmann's parser builds, number types included, and what it
+// refuses must still be refused.
+TEST(JsonReaderTest, TheFastPathBuildsWhatNlohmannBuilds) {
+  const std::vector<std::string> edges = {"0",
+                                          "-0",
+                                          "-0.0",
+                                          "1",
+                                          "-1",
+                                          "9223372036854775807",
+                                          "9223372036854775808",
+                                          "-9223372036854775808",
+                                          "-9223372036854775809",
+                                          "18446744073709551615",
+                                          "18446744073709551616",
+                                          "100000000000000000000000",
+                                          "1.0",
+                                          "1E2",
+                                          "1e-400",
+                                          "-1e-400",
+                                          "4.9e-324",
+                                          "1.7976931348623157e308",
+                                          "0.1",
+                                          "123456789012345678901234567890e-10",
+                                          "[0e0]",
+                                          R"({"a":1,"a":2})",
+                                          R"({"a":{"b":[1,{"c":null}]},"a":{"d":true}})",
+                                          R"("\u0000")",
+                                          R"("\ud83d\ude00")",
+                                          R"("\ud800")",
+                                          R"("\udc00")",
+                                          "\"\x7f\"",
+                                          "\"a\x01\"",
+                                          "\"\xff\"",
+                                          "\"\xed\xa0\x80\"",
+                                          "\xEF\xBB\xBF{}",
+                                          "[1,2",
+                                          "",
+                                          " ",
+                                          "nul",
+                                          "[]  x",
+                                          "01",
+                                          "1.",
+                                          ".5",
+                                          "-",
+                                          "[1,]",
+                                          R"({"a":})",
+                                          "{\"a\":1}\n",
+                                          "\t[ true , false ]\r\n"};
+  for (const std::string& text : edges) {
+    EXPECT_EQ(ParsedTyped(text), NlohmannTyped(text)) << text;
+  }
+  // Random documents: every kind of value, keys and strings with escapes
+  // and multi-byte characters, numbers at the edges of each type.
+  std::mt19937_64 random(20261205);
+  const std::vector<std::string> atoms = {
+      "null", "true", "false", "0", "-0", "7", "-7", "4294967296", "9223372036854775807",
+      "9223372036854775808", "18446744073709551615", "18446744073709551616", "-9223372036854775808",
+      "2.5", "-1e-300", "6.02e23", "1e308",
+      // Strings, also used as keys.
+      R"("")", R"("x")", R"("\u00e9\"\\\/\b\f\n\r\t")", "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"",
+      R"("\ud83d\ude00")"};
+  constexpr size_t kFirstString = 17;
+  std::function<std::string(int)> generate = [&](int depth) -> std::string {
+    int pick = static_cast<int>(random() % 10);
+    if (depth > 6 || pick < 5) return atoms[random() % atoms.size()];
+    size_t n = random() % 5;
+    std::string out = pick < 7 ? "[" : "{";
+    for (size_t i = 0; i < n; ++i) {
+      if (i > 0) out += random() % 2 ? "," : " , ";
+      if (out[0] == '{') {
+        absl::StrAppend(&out, atoms[kFirstString + random() % (atoms.size() - kFirstString)], ":");
+      }
+      out += generate(depth + 1);
+    }
+    return out + (out[0] == '[' ? "]" : "}");
+  };
+  for (int i = 0; i < 2000; ++i) {
+    std::string text = generate(0);
+    EXPECT_EQ(ParsedTyped(text), NlohmannTyped(text)) << text;
+  }
+}
+
+TEST(JsonReaderTest, TheFastPathKeepsTheDepthBound) {
+  // Below and above the fast path's 64 KiB, the same bound and the same
+  // error.
+  for (size_t filler : {size_t{0}, size_t{100} << 10}) {
+    std::string pad = absl::StrCat(R"({"pad":")", std::string(filler, 'p'), R"(","spec":)");
+    auto at_bound = ParseJson(pad + std::string(kMaxJsonDepth - 1, '[') +
+                              std::string(kMaxJsonDepth - 1, ']') + "}");
+    EXPECT_TRUE(at_bound.ok()) << filler << ": " << at_bound.status();
+    auto deeper =
+        ParseJson(pad + std::string(kMaxJsonDepth, '[') + std::string(kMaxJsonDepth, ']') + "}");
+    ASSERT_FALSE(deeper.ok()) << filler;
+    EXPECT_EQ(deeper.status().message(),
+              absl::StrCat("nesting deeper than 100 levels at byte ", pad.size() + 99));
+  }
 }
 
 }  // namespace

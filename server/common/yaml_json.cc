@@ -61,7 +61,12 @@ bool IsFloat(absl::string_view s) {
 // Types a plain (unquoted, untagged) scalar by the YAML 1.2 core schema.
 // Hand-written rather than std::regex: snapshots and manifests hold
 // hundreds of thousands of scalars, and std::regex costs microseconds each.
-Json ResolvePlainScalar(const std::string& s) {
+Json ResolvePlainScalar(std::string s) {
+  // Only these begin a null, a boolean or a number; most scalars (names,
+  // images, label values) are text at once.
+  if (!s.empty() && !IsDigit(s[0]) && !absl::StrContains("~nNtTfF+-.", s[0])) {
+    return std::move(s);
+  }
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     return nullptr;
   }
@@ -85,7 +90,7 @@ Json ResolvePlainScalar(const std::string& s) {
       int64_t v = 0;
       auto result = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
       if (result.ec == std::errc() && result.ptr == s.data() + s.size()) return v;
-      return s;
+      return std::move(s);
     }
   }
   if (IsFloat(s)) {
@@ -94,7 +99,7 @@ Json ResolvePlainScalar(const std::string& s) {
   }
   // Everything else, infinities and NaN included (JSON has neither), is
   // the text it was.
-  return s;
+  return std::move(s);
 }
 
 void Emit(YAML::Emitter& out, const Json& value) {
@@ -225,10 +230,12 @@ class YamlReader {
       if (!value.is_string() && !value.is_number() && !value.is_boolean() && !value.is_null()) {
         return Error(event, "mapping keys must be scalars");
       }
-      parent.key = value.is_string() ? value.get<std::string>()
+      parent.key = value.is_string() ? std::move(value.get_ref<std::string&>())
                                      : (value.is_null() ? std::string("null") : value.dump());
     } else {
-      parent.value[*parent.key] = std::move(value);
+      // A repeated key keeps its last value, as JSON readers do.
+      parent.value.get_ref<Json::object_t&>().insert_or_assign(std::move(*parent.key),
+                                                               std::move(value));
       parent.key.reset();
     }
     return absl::OkStatus();
@@ -253,11 +260,15 @@ class YamlReader {
         if (tag == "tag:yaml.org,2002:str" || event.data.scalar.style != YAML_PLAIN_SCALAR_STYLE) {
           json = std::move(value);
         } else {
-          json = ResolvePlainScalar(value);
+          json = ResolvePlainScalar(std::move(value));
           // As the JSON reader: a number past a double's range is an error,
           // not an infinity that later turns into null.
           if (json.is_number_float() && !std::isfinite(json.get<double>())) {
-            return Error(event, absl::StrCat("number out of range: ", value));
+            return Error(
+                event, absl::StrCat(
+                           "number out of range: ",
+                           absl::string_view(reinterpret_cast<const char*>(event.data.scalar.value),
+                                             event.data.scalar.length)));
           }
         }
         return Place(event, std::move(json), Text(event.data.scalar.anchor), 1, documents);

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/index/cluster.h"
@@ -36,9 +37,11 @@ class SnapshotCluster final : public Cluster {
   size_t size() const { return objects_count_; }
 
  private:
-  // Adds the objects of one file's documents (a List's items one by one),
-  // or fails naming the file; `docs` is consumed.
-  absl::Status AddDocuments(const std::string& file, std::vector<Json>& docs);
+  // One object of a file, decoded for the view.
+  using Decoded = std::pair<Gvk, std::shared_ptr<const kube::CachedObject>>;
+  // Reads one file and decodes its documents' objects (a List's items one
+  // by one), or fails naming the file. Runs on any thread.
+  static absl::StatusOr<std::vector<Decoded>> DecodeFile(const std::string& file);
 
   SnapshotCluster() = default;
   std::string name_ = "snapshot";

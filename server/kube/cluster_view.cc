@@ -62,7 +62,15 @@ std::vector<ClusterView::Found> ClusterView::Descendants(const std::string& uid,
   return out;
 }
 
+ObjectShape StaticCluster::ShapeFor(const Gvk& gvk) {
+  return gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull;
+}
+
 void StaticCluster::Add(const Gvk& gvk, const Json& object) {
+  Add(gvk, CachedObject::FromJson(object, ShapeFor(gvk)));
+}
+
+void StaticCluster::Add(const Gvk& gvk, std::shared_ptr<const CachedObject> object) {
   std::shared_ptr<Store> store;
   for (auto& [held, s] : stores_) {
     if (held == gvk) store = s;
@@ -71,9 +79,7 @@ void StaticCluster::Add(const Gvk& gvk, const Json& object) {
     store = std::make_shared<Store>();
     stores_.emplace_back(gvk, store);
   }
-  store->Apply(EventType::kAdded,
-               CachedObject::FromJson(
-                   object, gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull));
+  store->Apply(EventType::kAdded, std::move(object));
 }
 
 std::shared_ptr<const Store> StaticCluster::StoreFor(const Gvk& gvk) const {

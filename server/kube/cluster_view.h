@@ -60,8 +60,13 @@ class ClusterView {
 // tests). Every kind it holds counts as synced.
 class StaticCluster : public ClusterView {
  public:
-  // Adds an object of kind `gvk` (kFull shape; pods compact).
+  // The shape this view holds objects of kind `gvk` in: kFull; pods compact.
+  static ObjectShape ShapeFor(const Gvk& gvk);
+  // Adds an object of kind `gvk`.
   void Add(const Gvk& gvk, const Json& object);
+  // Adds an object already decoded in ShapeFor(gvk) (decoding, the costly
+  // part, may then run on other threads).
+  void Add(const Gvk& gvk, std::shared_ptr<const CachedObject> object);
 
   std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const override;
   bool HasSynced(const Gvk& gvk) const override { return StoreFor(gvk) != nullptr; }

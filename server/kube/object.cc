@@ -6,6 +6,8 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/json_reader.h"
+#include "server/common/simdjson_tree.h"
 
 namespace wm::kube {
 namespace {
@@ -21,35 +23,10 @@ std::string_view StringAt(const element& object, std::string_view key) {
   return value;
 }
 
-// Converts a simdjson element to our JSON tree.
+// Our JSON tree of a decoded object. Always built: a decoded document
+// nests no deeper than the parser's own bound.
 Json ToJson(const element& value) {
-  switch (value.type()) {
-    case element_type::OBJECT: {
-      Json out = Json::object();
-      for (auto field : simdjson::dom::object(value)) {
-        out.emplace(std::string(field.key), ToJson(field.value));
-      }
-      return out;
-    }
-    case element_type::ARRAY: {
-      Json out = Json::array();
-      for (element item : simdjson::dom::array(value)) out.push_back(ToJson(item));
-      return out;
-    }
-    case element_type::STRING:
-      return std::string(std::string_view(value));
-    case element_type::INT64:
-      return int64_t(value);
-    case element_type::UINT64:
-      return uint64_t(value);
-    case element_type::DOUBLE:
-      return double(value);
-    case element_type::BOOL:
-      return bool(value);
-    case element_type::NULL_VALUE:
-      return nullptr;
-  }
-  return nullptr;
+  return JsonFromSimdjson(value, simdjson::DEFAULT_MAX_DEPTH).value_or(Json());
 }
 
 void StripMetadataNoise(Json& object) {
@@ -285,6 +262,18 @@ std::string ObjectKey(std::string_view namespace_, std::string_view name) {
   return key;
 }
 
+absl::Status CachedObject::DecodeIdentity(const element& metadata, CachedObject& cached) {
+  std::string_view name = StringAt(metadata, "name");
+  if (name.empty()) return absl::InvalidArgumentError("object without metadata.name");
+  cached.key_ = ObjectKey(StringAt(metadata, "namespace"), name);
+  cached.uid_ = std::string(StringAt(metadata, "uid"));
+  cached.resource_version_ = std::string(StringAt(metadata, "resourceVersion"));
+  if (cached.shape_ != ObjectShape::kCompactPod) {
+    cached.owners_ = std::make_shared<const std::vector<OwnerReference>>(ReadOwners(metadata));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const element& object,
                                                                          ObjectShape shape) {
   element metadata;
@@ -294,11 +283,7 @@ absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const e
   }
   auto cached = std::make_shared<CachedObject>();
   cached->shape_ = shape;
-  std::string_view name = StringAt(metadata, "name");
-  if (name.empty()) return absl::InvalidArgumentError("object without metadata.name");
-  cached->key_ = ObjectKey(StringAt(metadata, "namespace"), name);
-  cached->uid_ = std::string(StringAt(metadata, "uid"));
-  cached->resource_version_ = std::string(StringAt(metadata, "resourceVersion"));
+  if (absl::Status s = DecodeIdentity(metadata, *cached); !s.ok()) return s;
   if (shape == ObjectShape::kCompactPod) {
     CompactParts(object, metadata, cached->parts_);
     const Fragment& refs = cached->parts_[kOwnerRefs];
@@ -307,7 +292,6 @@ absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const e
                           : NoOwners();
     return std::shared_ptr<const CachedObject>(std::move(cached));
   }
-  cached->owners_ = std::make_shared<const std::vector<OwnerReference>>(ReadOwners(metadata));
   if (shape == ObjectShape::kMetadata) {
     auto document = std::make_shared<Json>(Json::object());
     for (std::string_view key : {"apiVersion", "kind", "metadata"}) {
@@ -325,13 +309,29 @@ absl::StatusOr<std::shared_ptr<const CachedObject>> CachedObject::Decode(const e
   return std::shared_ptr<const CachedObject>(std::move(cached));
 }
 
-std::shared_ptr<const CachedObject> CachedObject::FromJson(const Json& object, ObjectShape shape) {
+std::shared_ptr<const CachedObject> CachedObject::FromJson(Json object, ObjectShape shape) {
   simdjson::dom::parser parser;
-  std::string text = object.dump();
   element parsed;
+  if (shape != ObjectShape::kFull) {
+    std::string text = object.dump();
+    if (parser.parse(text).get(parsed) != simdjson::SUCCESS) return nullptr;
+    absl::StatusOr<std::shared_ptr<const CachedObject>> decoded = Decode(parsed, shape);
+    return decoded.ok() ? *decoded : nullptr;
+  }
+  // The tree is kept as it is: only the metadata goes through the decoder,
+  // rather than the whole object to text and back (a snapshot's start is
+  // mostly this).
+  auto metadata = object.find("metadata");
+  if (metadata == object.end() || !metadata->is_object()) return nullptr;
+  std::string text = metadata->dump();
   if (parser.parse(text).get(parsed) != simdjson::SUCCESS) return nullptr;
-  absl::StatusOr<std::shared_ptr<const CachedObject>> decoded = Decode(parsed, shape);
-  return decoded.ok() ? *decoded : nullptr;
+  auto cached = std::make_shared<CachedObject>();
+  cached->shape_ = shape;
+  if (!DecodeIdentity(parsed, *cached).ok()) return nullptr;
+  auto document = std::make_shared<Json>(std::move(object));
+  StripMetadataNoise(*document);
+  cached->document_ = std::move(document);
+  return cached;
 }
 
 const std::string& CachedObject::controller_uid() const {
@@ -366,7 +366,9 @@ std::shared_ptr<const Json> CachedObject::Document() const {
   if (parts_[kSpec] != nullptr) absl::StrAppend(&text, R"(,"spec":)", parts_[kSpec]->text);
   if (parts_[kStatus] != nullptr) absl::StrAppend(&text, R"(,"status":)", parts_[kStatus]->text);
   text += '}';
-  return std::make_shared<const Json>(Json::parse(text, nullptr, false));
+  absl::StatusOr<Json> document = ParseJson(text, {.max_depth = simdjson::DEFAULT_MAX_DEPTH});
+  return std::make_shared<const Json>(document.ok() ? *std::move(document)
+                                                    : Json(Json::value_t::discarded));
 }
 
 size_t CachedObject::ApproximateBytes() const {

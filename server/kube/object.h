@@ -48,8 +48,9 @@ class CachedObject {
   // Decodes one object of a list or watch event.
   static absl::StatusOr<std::shared_ptr<const CachedObject>> Decode(
       const simdjson::dom::element& object, ObjectShape shape);
-  // Builds one from a parsed document (tests, inline objects).
-  static std::shared_ptr<const CachedObject> FromJson(const Json& object, ObjectShape shape);
+  // Builds one from a parsed document (snapshots, tests, inline objects);
+  // null when it has no metadata.name.
+  static std::shared_ptr<const CachedObject> FromJson(Json object, ObjectShape shape);
 
   // "namespace/name", or "name" for cluster-scoped objects.
   const std::string& key() const { return key_; }
@@ -80,6 +81,10 @@ class CachedObject {
   enum Part { kTimestamps, kLabels, kAnnotations, kOwnerRefs, kSpec, kStatus, kParts };
 
   class Pool;
+
+  // Reads the key, uid, resourceVersion and, for shapes other than
+  // kCompactPod, the owner references from `metadata`; fails without a name.
+  static absl::Status DecodeIdentity(const simdjson::dom::element& metadata, CachedObject& cached);
   static void CompactParts(const simdjson::dom::element& pod,
                            const simdjson::dom::element& metadata, Fragment* parts);
   static std::shared_ptr<const std::vector<OwnerReference>> NoOwners();

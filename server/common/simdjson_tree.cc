@@ -1,0 +1,69 @@
+#include "server/common/simdjson_tree.h"
+
+#include <string>
+#include <string_view>
+
+namespace wm {
+namespace {
+
+using simdjson::dom::element;
+using simdjson::dom::element_type;
+
+// False when nesting passes `levels_left`; recursion is bounded by the
+// parser's own depth bound (simdjson::DEFAULT_MAX_DEPTH, 1024 levels).
+bool Build(const element& value, size_t levels_left, Json& out) {
+  switch (value.type()) {
+    case element_type::OBJECT: {
+      if (levels_left == 0) return false;
+      out = Json::object();
+      for (auto field : simdjson::dom::object(value)) {
+        if (!Build(field.value, levels_left - 1, out[std::string(field.key)])) return false;
+      }
+      return true;
+    }
+    case element_type::ARRAY: {
+      if (levels_left == 0) return false;
+      out = Json::array();
+      for (element item : simdjson::dom::array(value)) {
+        out.emplace_back();
+        if (!Build(item, levels_left - 1, out.back())) return false;
+      }
+      return true;
+    }
+    case element_type::STRING:
+      out = std::string(std::string_view(value));
+      return true;
+    case element_type::INT64: {
+      int64_t number = int64_t(value);
+      if (number >= 0) {
+        out = static_cast<uint64_t>(number);
+      } else {
+        out = number;
+      }
+      return true;
+    }
+    case element_type::UINT64:
+      out = uint64_t(value);
+      return true;
+    case element_type::DOUBLE:
+      out = double(value);
+      return true;
+    case element_type::BOOL:
+      out = bool(value);
+      return true;
+    case element_type::NULL_VALUE:
+      out = nullptr;
+      return true;
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Json> JsonFromSimdjson(const element& value, size_t max_depth) {
+  Json out;
+  if (!Build(value, max_depth, out)) return std::nullopt;
+  return out;
+}
+
+}  // namespace wm
