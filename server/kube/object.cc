@@ -15,7 +15,6 @@ namespace {
 constexpr std::string_view kLastApplied = "kubectl.kubernetes.io/last-applied-configuration";
 
 using simdjson::dom::element;
-using simdjson::dom::element_type;
 
 std::string_view StringAt(const element& object, std::string_view key) {
   std::string_view value;
