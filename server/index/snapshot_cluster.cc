@@ -106,8 +106,8 @@ absl::StatusOr<std::vector<SnapshotCluster::Decoded>> SnapshotCluster::DecodeFil
             "snapshot:", kind, "/", FindString(object, {"metadata", "namespace"}), "/", name);
       }
       Gvk gvk = GvkFromApiVersion(api_version, kind);
-      out.emplace_back(
-          gvk, kube::CachedObject::FromJson(std::move(object), kube::StaticCluster::ShapeFor(gvk)));
+      out.emplace_back(gvk,
+                       kube::CachedObject::FromJson(std::move(object), kube::CachedShapeFor(gvk)));
     }
   }
   return out;

@@ -156,7 +156,7 @@ void ClusterCache::Reconcile() {
 
 void ClusterCache::StartInformer(const Gvk& gvk, const ApiResource& resource) {
   ReflectorOptions options = options_.reflector;
-  options.shape = gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull;
+  options.shape = CachedShapeFor(gvk);
   if (resource.namespaced) {
     options.namespace_ = options_.namespace_;
   }

@@ -62,12 +62,8 @@ std::vector<ClusterView::Found> ClusterView::Descendants(const std::string& uid,
   return out;
 }
 
-ObjectShape StaticCluster::ShapeFor(const Gvk& gvk) {
-  return gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull;
-}
-
 void StaticCluster::Add(const Gvk& gvk, const Json& object) {
-  Add(gvk, CachedObject::FromJson(object, ShapeFor(gvk)));
+  Add(gvk, CachedObject::FromJson(object, CachedShapeFor(gvk)));
 }
 
 void StaticCluster::Add(const Gvk& gvk, std::shared_ptr<const CachedObject> object) {

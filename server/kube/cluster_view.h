@@ -60,12 +60,10 @@ class ClusterView {
 // tests). Every kind it holds counts as synced.
 class StaticCluster : public ClusterView {
  public:
-  // The shape this view holds objects of kind `gvk` in: kFull; pods compact.
-  static ObjectShape ShapeFor(const Gvk& gvk);
-  // Adds an object of kind `gvk`.
+  // Adds an object of kind `gvk`, in CachedShapeFor(gvk).
   void Add(const Gvk& gvk, const Json& object);
-  // Adds an object already decoded in ShapeFor(gvk) (decoding, the costly
-  // part, may then run on other threads).
+  // Adds an object already decoded in CachedShapeFor(gvk) (decoding, the
+  // costly part, may then run on other threads).
   void Add(const Gvk& gvk, std::shared_ptr<const CachedObject> object);
 
   std::shared_ptr<const Store> StoreFor(const Gvk& gvk) const override;

@@ -261,6 +261,10 @@ std::string ObjectKey(std::string_view namespace_, std::string_view name) {
   return key;
 }
 
+ObjectShape CachedShapeFor(const Gvk& gvk) {
+  return gvk == PodGvk() ? ObjectShape::kCompactPod : ObjectShape::kFull;
+}
+
 absl::Status CachedObject::DecodeIdentity(const element& metadata, CachedObject& cached) {
   std::string_view name = StringAt(metadata, "name");
   if (name.empty()) return absl::InvalidArgumentError("object without metadata.name");

@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/common/gvk.h"
 #include "server/common/json.h"
 
 namespace simdjson::dom {
@@ -33,6 +34,11 @@ enum class ObjectShape {
   // cache needs to know that they changed, not their schemas).
   kMetadata,
 };
+
+// The shape the daemon's caches (the watch cache, a snapshot) hold objects
+// of kind `gvk` in: pods compact, as a cluster holds far more of them than
+// of anything else; every other kind kFull.
+ObjectShape CachedShapeFor(const Gvk& gvk);
 
 struct OwnerReference {
   std::string uid;

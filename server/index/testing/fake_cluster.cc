@@ -50,8 +50,7 @@ void FakeCluster::Put(const Json& object) {
 std::vector<kube::Change> FakeCluster::ApplyToStore(kube::EventType type, const Json& object,
                                                     Gvk* gvk) {
   *gvk = GvkFromApiVersion(FindString(object, {"apiVersion"}), FindString(object, {"kind"}));
-  auto cached = kube::CachedObject::FromJson(
-      object, *gvk == PodGvk() ? kube::ObjectShape::kCompactPod : kube::ObjectShape::kFull);
+  auto cached = kube::CachedObject::FromJson(object, kube::CachedShapeFor(*gvk));
   return view_.MutableStore(*gvk)->Apply(type, cached);
 }
 
