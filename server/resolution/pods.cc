@@ -15,9 +15,11 @@ const Json* Member(const Json* object, absl::string_view key) {
   return it == object->end() ? nullptr : &*it;
 }
 
-std::string StringMember(const Json* object, absl::string_view key) {
+// A view of the string member `key`, or "".
+absl::string_view StringMember(const Json* object, absl::string_view key) {
   const Json* value = Member(object, key);
-  return value != nullptr && value->is_string() ? value->get<std::string>() : "";
+  if (value == nullptr || !value->is_string()) return "";
+  return value->get_ref<const std::string&>();
 }
 
 }  // namespace
@@ -35,11 +37,11 @@ PodFacts ReadPod(const Json& pod) {
   facts.uid = StringMember(metadata, "uid");
   facts.node = StringMember(spec, "nodeName");
   facts.phase = StringMember(status, "phase");
-  std::string scheduled_reason, ready_reason;
+  absl::string_view scheduled_reason, ready_reason;
   if (const Json* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->is_array()) {
     for (const Json& c : *conditions) {
-      std::string type = StringMember(&c, "type"), value = StringMember(&c, "status");
+      absl::string_view type = StringMember(&c, "type"), value = StringMember(&c, "status");
       if (type == "Ready") {
         facts.ready = value == "True";
         if (value == "False") ready_reason = StringMember(&c, "reason");
@@ -48,10 +50,10 @@ PodFacts ReadPod(const Json& pod) {
       }
     }
   }
-  std::string status_reason = StringMember(status, "reason");
+  absl::string_view status_reason = StringMember(status, "reason");
   facts.reason = !scheduled_reason.empty() ? scheduled_reason
                  : !status_reason.empty()  ? status_reason
-                                           : (facts.ready ? "" : ready_reason);
+                                           : (facts.ready ? absl::string_view() : ready_reason);
   if (spec != nullptr) {
     auto requests = PodSpecRequests(*spec);
     if (requests.ok()) {

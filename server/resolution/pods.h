@@ -12,9 +12,11 @@
 namespace wm::resolution {
 
 // What views need of one pod.
+// What a resolution reads of one pod. The strings are views of `object`,
+// which outlives the resolution (ResolveWorkload's input).
 struct PodFacts {
   const Json* object = nullptr;
-  std::string name, namespace_, uid, phase, reason, node;
+  absl::string_view name, namespace_, uid, phase, reason, node;
   bool ready = false;
   Resources requests;
   // Why `requests` is empty though the spec asks for some, or "".

@@ -53,7 +53,7 @@ class Resolution {
     ExportResources(total, out_.mutable_resources());
     std::set<std::string> nodes;
     for (const auto& p : pods_) {
-      if (!p.facts.node.empty()) nodes.insert(p.facts.node);
+      if (!p.facts.node.empty()) nodes.emplace(p.facts.node);
     }
     for (const auto& n : nodes) out_.add_nodes(n);
     if (options_.include_gang && !def_.definition->gang.empty()) Gang();
@@ -318,7 +318,7 @@ class Resolution {
         const PodFacts& f = pods_[p].facts;
         current += f.Active() ? 1 : 0;
         ready += f.ready ? 1 : 0;
-        if (!f.node.empty()) nodes.insert(f.node);
+        if (!f.node.empty()) nodes.emplace(f.node);
       }
       SetCounts(inst->mutable_replicas(), desired, current, ready);
       if (__builtin_add_overflow(desired_sum, desired, &desired_sum)) {
@@ -360,13 +360,13 @@ class Resolution {
     for (int p : pods) {
       const PodEntry& e = pods_[p];
       v1::Pod* pod = inst->add_pods();
-      pod->set_name(e.facts.name);
-      pod->set_namespace_(e.facts.namespace_);
-      pod->set_uid(e.facts.uid);
-      pod->set_phase(e.facts.phase);
+      pod->set_name(e.facts.name.data(), e.facts.name.size());
+      pod->set_namespace_(e.facts.namespace_.data(), e.facts.namespace_.size());
+      pod->set_uid(e.facts.uid.data(), e.facts.uid.size());
+      pod->set_phase(e.facts.phase.data(), e.facts.phase.size());
       pod->set_ready(e.facts.ready);
-      pod->set_reason(e.facts.reason);
-      pod->set_node(e.facts.node);
+      pod->set_reason(e.facts.reason.data(), e.facts.reason.size());
+      pod->set_node(e.facts.node.data(), e.facts.node.size());
       ExportResources(e.facts.requests, pod->mutable_resources());
       pod->set_instance_id(e.instance_id);
       pod->set_replica_key(e.replica_key);
@@ -391,7 +391,7 @@ class Resolution {
                                PodInput(static_cast<int>(p)), &workload_group);
       if (!result.ok()) {
         v1::PodGangAssignment* a = gang->add_assignments();
-        a->set_pod(pods_[p].facts.name);
+        a->set_pod(pods_[p].facts.name.data(), pods_[p].facts.name.size());
         a->set_error(std::string(result.status().message()));
         continue;
       }

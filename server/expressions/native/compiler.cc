@@ -2,7 +2,9 @@
 
 #include <charconv>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -51,37 +53,72 @@ class Compiler {
     op->span = node.span();
     return op;
   }
-  // `[query] | length` becomes a kCount over that pipe, and so does the
-  // head of `[query] | length | rest` (pipes nest to the right). Status
-  // matchers are full of `[.status.conditions[]? | select(...)] | length`:
-  // counting skips copying every selected element.
-  static std::unique_ptr<Op> CountInsteadOfCollecting(std::unique_ptr<Op> pipe) {
-    auto is_length = [](const Op* op) {
-      return op != nullptr && op->kind == OpKind::kCallNative && op->children.empty() &&
-             op->native_name != nullptr && std::string_view(op->native_name) == "length/0";
-    };
+  // The fold `op` (the right side of a pipe) stands for, if any: the
+  // builtins length, any, all, min and max, and `.[0]` and `.[-1]` whether
+  // written so or through a function without parameters that is only
+  // that (the prelude's first and last). A redefined builtin is not one.
+  static std::optional<Fold> FoldOf(const Op* op) {
+    if (op == nullptr) return std::nullopt;
+    if (op->kind == OpKind::kCallNative) {
+      if (!op->children.empty() || op->native_name == nullptr) return std::nullopt;
+      static constexpr std::pair<std::string_view, Fold> kNatives[] = {
+          {"length/0", Fold::kLength}, {"any/0", Fold::kAny}, {"all/0", Fold::kAll},
+          {"min/0", Fold::kMin},       {"max/0", Fold::kMax},
+      };
+      for (const auto& [name, fold] : kNatives) {
+        if (name == op->native_name) return fold;
+      }
+      return std::nullopt;
+    }
+    const Op* index = op;
+    if (op->kind == OpKind::kCallDefined) {
+      if (!op->children.empty()) return std::nullopt;
+      index = op->function->body.get();  // null while the function is being compiled
+    }
+    if (index == nullptr || index->kind != OpKind::kIndex || index->optional ||
+        index->child(0)->kind != OpKind::kIdentity) {
+      return std::nullopt;
+    }
+    // The key: a literal 0, or -1 (compiled as the negation of 1).
+    const Op* key = index->child(1);
+    bool negated = key->kind == OpKind::kNegate;
+    if (negated) key = key->child(0);
+    if (key->kind != OpKind::kConstant || !key->constant.is_number_integer()) return std::nullopt;
+    int64_t k = key->constant.get<int64_t>();
+    if (k == 0) return Fold::kFirst;
+    if (k == 1 && negated) return Fold::kLast;
+    return std::nullopt;
+  }
+  // `[query] | f` becomes a kFold over that pipe when f is a fold (FoldOf),
+  // and so does the head of `[query] | f | rest` (pipes nest to the
+  // right). Status matchers are full of `[.status.conditions[]? |
+  // select(...)] | length` and `[...] | any`: folding skips copying every
+  // selected element into an array only to count or test them.
+  static std::unique_ptr<Op> FoldInsteadOfCollecting(std::unique_ptr<Op> pipe) {
     const Op* left = pipe->child(0);
     const Op* right = pipe->child(1);
     if (left == nullptr || left->kind != OpKind::kArray) return pipe;
-    auto count = std::make_unique<Op>();
-    count->kind = OpKind::kCount;
-    count->span = pipe->span;
-    if (is_length(right)) {
-      count->children.push_back(std::move(pipe));
-      return count;
+    auto fold = std::make_unique<Op>();
+    fold->kind = OpKind::kFold;
+    fold->span = pipe->span;
+    if (std::optional<Fold> kind = FoldOf(right)) {
+      fold->fold = *kind;
+      fold->children.push_back(std::move(pipe));
+      return fold;
     }
-    if (right != nullptr && right->kind == OpKind::kPipe && is_length(right->child(0))) {
-      // [q] | (length | rest)  ->  ([q] | length) | rest
+    if (right == nullptr || right->kind != OpKind::kPipe) return pipe;
+    if (std::optional<Fold> kind = FoldOf(right->child(0))) {
+      // [q] | (f | rest)  ->  ([q] | f) | rest
+      fold->fold = *kind;
       std::unique_ptr<Op> inner = std::move(pipe->children[1]);
       auto head = std::make_unique<Op>();
       head->kind = OpKind::kPipe;
       head->span = pipe->span;
       head->children.push_back(std::move(pipe->children[0]));
       head->children.push_back(std::move(inner->children[0]));
-      count->children.push_back(std::move(head));
-      pipe->children[0] = std::move(count);
+      fold->children.push_back(std::move(head));
+      pipe->children[0] = std::move(fold);
       pipe->children[1] = std::move(inner->children[1]);
-      return pipe;
     }
     return pipe;
   }
@@ -214,7 +251,7 @@ absl::StatusOr<std::unique_ptr<Op>> Compiler::Compile(const Node& node) {
     case NodeKind::kPipe: {
       auto op = Children(OpKind::kPipe, node);
       if (!op.ok()) return op;
-      return CountInsteadOfCollecting(*std::move(op));
+      return FoldInsteadOfCollecting(*std::move(op));
     }
     case NodeKind::kComma:
       return Children(OpKind::kComma, node);
@@ -521,6 +558,86 @@ absl::StatusOr<std::unique_ptr<Op>> Compiler::Define(const Node& node) {
   return op;
 }
 
+// Sets Op::single over `op`'s tree, children first. A definition's body is
+// marked before the rest of its scope, so every call after it knows
+// whether the function is single-valued; a call inside the body itself
+// (recursion) sees `single` still false.
+void MarkSingle(Op& op) {
+  if (op.owned_function != nullptr) {
+    MarkSingle(*op.owned_function->body);
+    op.owned_function->single = op.owned_function->body->single;
+  }
+  for (const auto& child : op.children) {
+    if (child != nullptr) MarkSingle(*child);
+  }
+  // Child i exists and is single (an absent optional child counts as one
+  // when `absent_is_one`).
+  auto one = [&](size_t i, bool absent_is_one = false) {
+    const Op* child = op.child(i);
+    return child == nullptr ? absent_is_one : child->single;
+  };
+  auto all_present_are_one = [&] {
+    for (const auto& child : op.children) {
+      if (child != nullptr && !child->single) return false;
+    }
+    return true;
+  };
+  switch (op.kind) {
+    case OpKind::kIdentity:
+    case OpKind::kConstant:
+    case OpKind::kVariable:
+    case OpKind::kFormat:
+    case OpKind::kArray:  // collects its query's outputs
+    case OpKind::kFold:
+      op.single = true;
+      break;
+    case OpKind::kIndex:
+      op.single = !op.optional && one(0) && one(1);
+      break;
+    case OpKind::kSlice:
+      op.single = !op.optional && one(0) && one(1, true) && one(2, true);
+      break;
+    case OpKind::kNegate:
+      op.single = one(0);
+      break;
+    case OpKind::kPipe:
+    case OpKind::kAlternative:
+    case OpKind::kAnd:
+    case OpKind::kOr:
+    case OpKind::kBinary:
+      op.single = one(0) && one(1);
+      break;
+    case OpKind::kIf:
+      op.single = one(0) && one(1) && one(2, true);
+      break;
+    case OpKind::kTemplate:
+    case OpKind::kObject:
+      op.single = all_present_are_one();
+      break;
+    case OpKind::kBind:
+      op.single = one(0) && one(1) && op.slots == 1 && op.patterns.size() == 1 &&
+                  op.patterns[0].kind == Pattern::Kind::kVariable;
+      break;
+    case OpKind::kReduce:  // one state per output of its start
+      op.single = one(1);
+      break;
+    case OpKind::kDefine:
+      op.single = one(0);
+      break;
+    case OpKind::kCallDefined:
+      op.single = op.children.empty() && op.function->single;
+      break;
+    case OpKind::kCallNative: {
+      NativeOutputs outputs = OutputsOfNative(op.native_name);
+      op.single = outputs == NativeOutputs::kOne ||
+                  (outputs == NativeOutputs::kOneIfArgumentsAreOne && all_present_are_one());
+      break;
+    }
+    default:
+      op.single = false;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<const Prelude>> Prelude::Build() {
@@ -557,6 +674,8 @@ absl::StatusOr<std::unique_ptr<const Prelude>> Prelude::Build() {
           absl::StrCat("prelude: ", node->text(), "/", arity, ": ", body.status().message()));
     }
     scope.resize(outer + 1);
+    MarkSingle(**body);
+    function->single = (*body)->single;
     function->body = *std::move(body);
     prelude->entries_.push_back({node->text(), arity, function.get()});
     auto holder = std::make_unique<Op>();
@@ -576,6 +695,7 @@ absl::StatusOr<std::unique_ptr<const Op>> Compile(const Node& tree, const Prelud
   Compiler compiler(std::move(scope));
   auto op = compiler.Compile(tree);
   if (!op.ok()) return op.status();
+  MarkSingle(**op);
   return std::unique_ptr<const Op>(*std::move(op));
 }
 

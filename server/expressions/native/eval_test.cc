@@ -108,7 +108,7 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"(try ("x" * 3e9) catch .)", "null",
              R"("repeat string result too large: \"x\" * 3000000000")"},
         Case{R"("ab" * 2e9)", "null", "", R"(repeat string result too large: "ab" * 2000000000)"},
-        // `[q] | length` counts without building (kCount); errors, paths
+        // `[q] | length` counts without building (kFold); errors, paths
         // and the rest of the pipe are as before.
         Case{"[.[] | select(. > 1)] | length", "[1,2,3]", "2"},
         Case{"[.[]?] | length | . + 1", "3", "1"}, Case{"[] | length", "null", "0"},
@@ -118,6 +118,21 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"path([.[]] | length)", "[1]", "", "invalid path against: number (1)"},
         Case{"[limit(2; .[])] | length", "[5,6,7]", "2"},
         Case{"def length: 7; [.[]] | length", "[1]", "7"},
+        // The other folds of `[q] | f` (kFold): the query runs to its end,
+        // so an error after the deciding output is still an error.
+        Case{"[.[] | select(. > 1)] | first", "[1,2,3]", "2"}, Case{"[.[]] | first", "[]", "null"},
+        Case{"[.[]] | .[0]", "[4,5]", "4"}, Case{"[.[]] | last", "[4,5]", "5"},
+        Case{"[.[]] | .[-1]", "[]", "null"},
+        Case{"[.[] | .a] | first", R"([{"a":1},2])", "", "expected an object but got: number (2)"},
+        Case{"[.[]] | any", "[null,1]", "true"}, Case{"[.[]] | any", "[]", "false"},
+        Case{"[.[]] | all", "[]", "true"}, Case{"[.[]] | all", "[1,false]", "false"},
+        Case{R"([.[] | if . == 2 then error("late") else . end] | any)", "[1,2]", "",
+             "error: late"},
+        Case{"[.[]] | min", "[3,1,2]", "1"}, Case{"[.[]] | max", "[3,1,2]", "3"},
+        Case{"[.[]] | min", "[]", "null"}, Case{R"([.[]] | max)", R"([1,"a",null])", R"("a")"},
+        Case{"[.[]] | first | . + 1", "[4,5]", "5"},
+        Case{"def first: .[1]; [.[]] | first", "[4,5]", "5"},
+        Case{"def any: 7; [.[]] | any", "[4,5]", "7"},
         // Plain walks take the fast lane (path_plan.h) and leave it, for the
         // interpreter's words, where it would have to decide.
         Case{R"(.a["b-c"].d)", R"({"a":{"b-c":{"d":"x"}}})", R"("x")"},
@@ -495,14 +510,62 @@ std::unique_ptr<const native::Op> CompileNative(const char* source) {
 TEST(CompilerTest, CollectThenLengthIsACount) {
   auto count = CompileNative("[.[]] | length");
   ASSERT_NE(count, nullptr);
-  EXPECT_EQ(count->kind, native::OpKind::kCount);
+  EXPECT_EQ(count->kind, native::OpKind::kFold);
   auto longer = CompileNative("[.[]] | length | . + 1");
   ASSERT_NE(longer, nullptr);
   ASSERT_EQ(longer->kind, native::OpKind::kPipe);
-  EXPECT_EQ(longer->child(0)->kind, native::OpKind::kCount);
+  EXPECT_EQ(longer->child(0)->kind, native::OpKind::kFold);
   auto redefined = CompileNative("def length: 7; [.[]] | length");
   ASSERT_NE(redefined, nullptr);
-  EXPECT_NE(redefined->child(0)->kind, native::OpKind::kCount);
+  EXPECT_NE(redefined->child(0)->kind, native::OpKind::kFold);
+}
+
+// The other folds: the builtins any, all, min and max, and `.[0]` and
+// `.[-1]` written so or through first and last, but no other index and no
+// redefined builtin.
+TEST(CompilerTest, CollectThenFoldIsAFold) {
+  const std::pair<const char*, native::Fold> folds[] = {
+      {"[.[]] | first", native::Fold::kFirst}, {"[.[]] | .[0]", native::Fold::kFirst},
+      {"[.[]] | last", native::Fold::kLast},   {"[.[]] | .[-1]", native::Fold::kLast},
+      {"[.[]] | any", native::Fold::kAny},     {"[.[]] | all", native::Fold::kAll},
+      {"[.[]] | min", native::Fold::kMin},     {"[.[]] | max", native::Fold::kMax},
+  };
+  for (const auto& [source, fold] : folds) {
+    auto op = CompileNative(source);
+    ASSERT_NE(op, nullptr) << source;
+    EXPECT_EQ(op->kind, native::OpKind::kFold) << source;
+    EXPECT_EQ(op->fold, fold) << source;
+  }
+  for (const char* other : {"[.[]] | .[1]", "[.[]] | .[0]?", "[.[]] | any(. > 1)",
+                            "def first: .[1]; [.[]] | first", "def max: 7; [.[]] | max"}) {
+    auto op = CompileNative(other);
+    ASSERT_NE(op, nullptr) << other;
+    const native::Op* head = op->kind == native::OpKind::kDefine ? op->child(0) : op.get();
+    EXPECT_NE(head->kind, native::OpKind::kFold) << other;
+  }
+}
+
+// Which operations the compiler marks single-valued (the interpreter's
+// direct lane): those with exactly one output for any input, through
+// definitions without parameters that are, but not through recursion.
+TEST(CompilerTest, SingleValuedOperationsAreMarked) {
+  for (const char* single :
+       {".", ".a.b // 0", "(.a // 1) * 2 >= .b", "[.[]] | length", "[.[]? | .a]",
+        ".a as $x | $x + 1", "if .a then 1 end", "if .a then 1 elif .b then 2 else 3 end",
+        "reduce .[] as $x (0; . + $x)", "length", "has(\"a\")", "first", "-(.a)", "not",
+        "{a: .b, c: 1}", "\"x\\(.a)\"", "def f: .a; f", "map(.a)", "any(.[]; . > 1)"}) {
+    auto op = CompileNative(single);
+    ASSERT_NE(op, nullptr) << single;
+    EXPECT_TRUE(op->single) << single;
+  }
+  for (const char* other :
+       {".[]", ".a?", ".a[]?", "select(.a)", "if .a then .[] end", "has(.[])", "range(3)",
+        ".a as [$x, $y] | $x", ".[] as $x | $x", "empty", "first(.[])", "def f: f; f",
+        "def f(g): g; f(.a)", "1, 2", "try .a", ".a as $x ?// [$x] | $x", "path(.a)"}) {
+    auto op = CompileNative(other);
+    ASSERT_NE(op, nullptr) << other;
+    EXPECT_FALSE(op->single) << other;
+  }
 }
 
 // Which expressions take the fast lane: plain walks only.

@@ -174,20 +174,12 @@ bool Interpreter::Charge(size_t bytes) {
   return false;
 }
 
-Flow Interpreter::CheckBounds() {
-  char here;
-  if (stack_base_ != nullptr &&
-      static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) {
-    return FailBound("expression recursed too deeply (stack bound of " +
-                     std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
-  }
-  return Work(1) ? Flow::kContinue : Flow::kError;
+Flow Interpreter::FailStack() {
+  return FailBound("expression recursed too deeply (stack bound of " +
+                   std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
 }
 
-bool Interpreter::Work(uint64_t units) {
-  if (error_is_bound_) return false;
-  steps_ += units;
-  if (steps_ < next_clock_read_) return true;
+bool Interpreter::ReadClock() {
   next_clock_read_ = steps_ + kStepsPerClockRead;
   if (absl::Now() <= bounds_.deadline) return true;
   FailBound("expression exceeded its time budget");
@@ -221,9 +213,321 @@ Flow Interpreter::EvalValue(const Op& op, const Frame* env, const Value& input,
   return Eval(op, env, input, nullptr, [&](const Value& v, const PathNode*) { return emit(v); });
 }
 
+Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
+  const Json& t = *target;
+  const Json& k = *key;
+  // gojq: null indexed by any string, number, array or object (a slice or
+  // not) is null.
+  if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() || k.is_object())) {
+    out = Value();
+    return Flow::kContinue;
+  }
+  if (k.is_string() && t.is_object()) {
+    auto it = t.find(k.get_ref<const std::string&>());
+    out = it == t.end() ? Value() : target.Member(*it);
+    return Flow::kContinue;
+  }
+  if (k.is_number() && t.is_array()) {
+    int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
+    bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
+    out = inside ? target.Member(t[i]) : Value();
+    return Flow::kContinue;
+  }
+  if (k.is_number() && t.is_string()) {
+    const std::string& s = t.get_ref<const std::string&>();
+    int64_t length = CharacterCount(s);
+    int64_t i = ClampIndex(ToInt(k), -1, length);
+    if (i < 0 || i >= length) {
+      out = Value();
+      return Flow::kContinue;
+    }
+    size_t from = CharacterOffset(s, i);
+    size_t to = CharacterOffset(s, i + 1);
+    out = Value::Owned(Json(s.substr(from, to - from)));
+    return Flow::kContinue;
+  }
+  if (k.is_array() && t.is_array()) {
+    Json indices = Json::array();
+    if (!k.empty() && k.size() <= t.size()) {
+      for (size_t i = 0; i + k.size() <= t.size(); ++i) {
+        bool match = true;
+        for (size_t j = 0; j < k.size() && match; ++j) match = Equal(t[i + j], k[j]);
+        if (match) indices.push_back(static_cast<int64_t>(i));
+      }
+    }
+    out = Value::Owned(std::move(indices));
+    return Flow::kContinue;
+  }
+  if (k.is_object() && k.contains("start") && k.contains("end") &&
+      (t.is_array() || t.is_string())) {
+    // `.[{"start": s, "end": e}]` is a slice (how paths record one).
+    auto slice = SliceOf(t, k["start"], k["end"]);
+    if (!slice.ok()) return Fail(slice.status());
+    if (!Charge(ApproximateBytes(*slice))) return Flow::kError;
+    out = Value::Owned(*std::move(slice));
+    return Flow::kContinue;
+  }
+  return Fail(IndexError(t, k));
+}
+
+Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out) {
+  absl::StatusOr<Json> result;
+  switch (binary) {
+    case NodeKind::kEqual:
+      out = Value::Bool(Equal(*l, *r));
+      return Flow::kContinue;
+    case NodeKind::kNotEqual:
+      out = Value::Bool(!Equal(*l, *r));
+      return Flow::kContinue;
+    case NodeKind::kLess:
+      out = Value::Bool(Compare(*l, *r) < 0);
+      return Flow::kContinue;
+    case NodeKind::kLessEqual:
+      out = Value::Bool(Compare(*l, *r) <= 0);
+      return Flow::kContinue;
+    case NodeKind::kGreater:
+      out = Value::Bool(Compare(*l, *r) > 0);
+      return Flow::kContinue;
+    case NodeKind::kGreaterEqual:
+      out = Value::Bool(Compare(*l, *r) >= 0);
+      return Flow::kContinue;
+    case NodeKind::kAdd:
+      // null + x and x + null are x itself: no copy.
+      if (l->is_null()) {
+        out = r;
+        return Flow::kContinue;
+      }
+      if (r->is_null()) {
+        out = l;
+        return Flow::kContinue;
+      }
+      result = Add(*l, *r);
+      break;
+    case NodeKind::kSubtract:
+      result = Subtract(*l, *r);
+      break;
+    case NodeKind::kMultiply:
+      if (!Reserve(RepeatedStringBytes(*l, *r))) return Flow::kError;
+      result = Multiply(*l, *r);
+      break;
+    case NodeKind::kDivide:
+      result = Divide(*l, *r);
+      break;
+    case NodeKind::kModulo:
+      result = Modulo(*l, *r);
+      break;
+    default:
+      return Fail("unsupported operator");
+  }
+  if (!result.ok()) return Fail(result.status());
+  if (!Work(ShallowWorkUnits(*l) + ShallowWorkUnits(*r))) return Flow::kError;
+  if (!Charge(ApproximateBytes(*result))) return Flow::kError;
+  out = Value::Owned(*std::move(result));
+  return Flow::kContinue;
+}
+
+Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Value& out) {
+  // The query of the pipe's array, as gojq would collect it: to the end,
+  // so an error after the deciding output is still an error.
+  const Op* query = op.child(0)->child(0)->child(0);
+  int64_t count = 0;
+  bool any = false;
+  bool all = true;
+  Value kept;  // kFirst, kLast, kMin, kMax
+  if (query != nullptr) {
+    Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
+      ++count;
+      switch (op.fold) {
+        case Fold::kLength:
+          break;
+        case Fold::kFirst:
+          if (count == 1) kept = v;
+          break;
+        case Fold::kLast:
+          kept = v;
+          break;
+        case Fold::kAny:
+          any = any || Truthy(*v);
+          break;
+        case Fold::kAll:
+          all = all && Truthy(*v);
+          break;
+        case Fold::kMin:
+          if (count == 1 || Compare(*v, *kept) < 0) kept = v;
+          break;
+        case Fold::kMax:
+          if (count == 1 || Compare(*v, *kept) >= 0) kept = v;
+          break;
+      }
+      return Flow::kContinue;
+    });
+    if (flow != Flow::kContinue) return flow;
+  }
+  switch (op.fold) {
+    case Fold::kLength:
+      out = Value::Owned(Json(count));
+      break;
+    case Fold::kAny:
+      out = Value::Bool(any);
+      break;
+    case Fold::kAll:
+      out = Value::Bool(all);
+      break;
+    default:
+      out = std::move(kept);
+  }
+  return Flow::kContinue;
+}
+
 Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const PathNode* path,
                        Emit emit) {
   if (CheckBounds() == Flow::kError) return Flow::kError;
+  if (op.single && path == nullptr) {
+    Value out;
+    if (Flow flow = One(op, env, input, out); flow != Flow::kContinue) return flow;
+    return emit(out, nullptr);
+  }
+  return Step(op, env, input, path, emit);
+}
+
+Flow Interpreter::EvalOne(const Op& op, const Frame* env, const Value& input, Value& out) {
+  if (CheckBounds() == Flow::kError) return Flow::kError;
+  return One(op, env, input, out);
+}
+
+Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value& out) {
+  switch (op.kind) {
+    case OpKind::kIdentity:
+      out = input;
+      return Flow::kContinue;
+
+    case OpKind::kConstant:
+      out = Value::Borrowed(op.constant);
+      return Flow::kContinue;
+
+    case OpKind::kVariable:
+      out = Walk(env, op.depth)->value;
+      return Flow::kContinue;
+
+    case OpKind::kIndex: {
+      // The order of Step's: a constant key after the target, any other
+      // key before it.
+      const Op& key_op = *op.child(1);
+      Value target;
+      if (key_op.kind == OpKind::kConstant) {
+        // `.name`: the most common step of all, on the input itself.
+        if (op.child(0)->kind == OpKind::kIdentity) {
+          return IndexOf(input, Value::Borrowed(key_op.constant), out);
+        }
+        if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
+          return flow;
+        }
+        return IndexOf(target, Value::Borrowed(key_op.constant), out);
+      }
+      Value key;
+      if (Flow flow = EvalOne(key_op, env, input, key); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
+        return flow;
+      }
+      return IndexOf(target, key, out);
+    }
+
+    case OpKind::kPipe: {
+      Value middle;
+      if (Flow flow = EvalOne(*op.child(0), env, input, middle); flow != Flow::kContinue) {
+        return flow;
+      }
+      return EvalOne(*op.child(1), env, middle, out);
+    }
+
+    case OpKind::kAlternative:
+      if (Flow flow = EvalOne(*op.child(0), env, input, out); flow != Flow::kContinue) return flow;
+      if (Truthy(*out)) return Flow::kContinue;
+      return EvalOne(*op.child(1), env, input, out);
+
+    case OpKind::kAnd:
+    case OpKind::kOr: {
+      bool is_and = op.kind == OpKind::kAnd;
+      Value side;
+      if (Flow flow = EvalOne(*op.child(0), env, input, side); flow != Flow::kContinue) {
+        return flow;
+      }
+      bool left = Truthy(*side);
+      if (is_and ? !left : left) {
+        out = Value::Bool(!is_and);
+        return Flow::kContinue;
+      }
+      if (Flow flow = EvalOne(*op.child(1), env, input, side); flow != Flow::kContinue) {
+        return flow;
+      }
+      out = Value::Bool(Truthy(*side));
+      return Flow::kContinue;
+    }
+
+    case OpKind::kBinary: {
+      // The right operand first, as in Step.
+      Value l, r;
+      if (Flow flow = EvalOne(*op.child(1), env, input, r); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(*op.child(0), env, input, l); flow != Flow::kContinue) return flow;
+      return BinaryOf(op.binary, l, r, out);
+    }
+
+    case OpKind::kNegate: {
+      Value v;
+      if (Flow flow = EvalOne(*op.child(0), env, input, v); flow != Flow::kContinue) return flow;
+      auto negated = Negate(*v);
+      if (!negated.ok()) return Fail(negated.status());
+      out = Value::Owned(*std::move(negated));
+      return Flow::kContinue;
+    }
+
+    case OpKind::kIf: {
+      Value condition;
+      if (Flow flow = EvalOne(*op.child(0), env, input, condition); flow != Flow::kContinue) {
+        return flow;
+      }
+      const Op* branch = Truthy(*condition) ? op.child(1) : op.child(2);
+      if (branch == nullptr) {
+        out = input;
+        return Flow::kContinue;
+      }
+      return EvalOne(*branch, env, input, out);
+    }
+
+    case OpKind::kBind: {
+      // `source as $x | body`: one frame.
+      Frame slot;
+      slot.parent = env;
+      if (Flow flow = EvalOne(*op.child(0), env, input, slot.value); flow != Flow::kContinue) {
+        return flow;
+      }
+      return EvalOne(*op.child(1), &slot, input, out);
+    }
+
+    case OpKind::kCallDefined:  // no parameters: the body in its definition's environment
+      return EvalOne(*op.function->body, Walk(env, op.depth), input, out);
+
+    case OpKind::kDefine: {
+      Frame definition;
+      definition.parent = env;
+      return EvalOne(*op.child(0), &definition, input, out);
+    }
+
+    case OpKind::kFold:
+      return FoldOf(op, env, input, out);
+
+    default:
+      // The rest build or call through continuations; their one output is
+      // caught here.
+      return Step(op, env, input, nullptr, [&](const Value& v, const PathNode*) {
+        out = v;
+        return Flow::kContinue;
+      });
+  }
+}
+
+Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const PathNode* path,
+                       Emit emit) {
   switch (op.kind) {
     case OpKind::kIdentity:
       return emit(input, path);
@@ -261,56 +565,13 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
       // Indexes `target` (whose path is `p`) by `key`.
       ConsumerErrors consumer;
       auto index = [&](const Value& target, const PathNode* p, const Value& key) -> Flow {
-        const Json& t = *target;
-        const Json& k = *key;
         if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
-          return Fail("invalid path against: " + TypePreview(t));
+          return Fail("invalid path against: " + TypePreview(*target));
         }
-        PathNode node{p, PathNode::Kind::kKey, &k};
-        const PathNode* next = p ? &node : nullptr;
-        // gojq: null indexed by any string, number, array or object
-        // (a slice or not) is null.
-        if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() || k.is_object())) {
-          return consumer.Pass(emit(Value(), next));
-        }
-        if (k.is_string() && t.is_object()) {
-          auto it = t.find(k.get_ref<const std::string&>());
-          return consumer.Pass(emit(it == t.end() ? Value() : target.Member(*it), next));
-        }
-        if (k.is_number() && t.is_array()) {
-          int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
-          bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
-          return consumer.Pass(emit(inside ? target.Member(t[i]) : Value(), next));
-        }
-        if (k.is_number() && t.is_string()) {
-          const std::string& s = t.get_ref<const std::string&>();
-          int64_t length = CharacterCount(s);
-          int64_t i = ClampIndex(ToInt(k), -1, length);
-          if (i < 0 || i >= length) return consumer.Pass(emit(Value(), next));
-          size_t from = CharacterOffset(s, i);
-          size_t to = CharacterOffset(s, i + 1);
-          return consumer.Pass(emit(Value::Owned(Json(s.substr(from, to - from))), next));
-        }
-        if (k.is_array() && t.is_array()) {
-          Json indices = Json::array();
-          if (!k.empty() && k.size() <= t.size()) {
-            for (size_t i = 0; i + k.size() <= t.size(); ++i) {
-              bool match = true;
-              for (size_t j = 0; j < k.size() && match; ++j) match = Equal(t[i + j], k[j]);
-              if (match) indices.push_back(static_cast<int64_t>(i));
-            }
-          }
-          return consumer.Pass(emit(Value::Owned(std::move(indices)), next));
-        }
-        if (k.is_object() && k.contains("start") && k.contains("end") &&
-            (t.is_array() || t.is_string())) {
-          // `.[{"start": s, "end": e}]` is a slice (how paths record one).
-          auto out = SliceOf(t, k["start"], k["end"]);
-          if (!out.ok()) return Fail(out.status());
-          if (!Charge(ApproximateBytes(*out))) return Flow::kError;
-          return consumer.Pass(emit(Value::Owned(*std::move(out)), next));
-        }
-        return Fail(IndexError(t, k));
+        Value out;
+        if (Flow flow = IndexOf(target, key, out); flow != Flow::kContinue) return flow;
+        PathNode node{p, PathNode::Kind::kKey, &*key};
+        return consumer.Pass(emit(out, p ? &node : nullptr));
       };
       const Op& target_op = *op.child(0);
       const Op& key_op = *op.child(1);
@@ -554,19 +815,12 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
         return Eval(*op.child(1), env, v, p, emit);
       });
 
-    case OpKind::kCount: {
-      const Op& pipe = *op.child(0);
+    case OpKind::kFold: {
       // Tracking paths, the array's invalid path is part of the meaning.
-      if (path != nullptr) return Eval(pipe, env, input, path, emit);
-      int64_t count = 0;
-      if (const Op* query = pipe.child(0)->child(0); query != nullptr) {
-        Flow flow = EvalValue(*query, env, input, [&](const Value&) {
-          ++count;
-          return Flow::kContinue;
-        });
-        if (flow != Flow::kContinue) return flow;
-      }
-      return emit(Value::Owned(Json(count)), nullptr);
+      if (path != nullptr) return Eval(*op.child(0), env, input, path, emit);
+      Value out;
+      if (Flow flow = FoldOf(op, env, input, out); flow != Flow::kContinue) return flow;
+      return emit(out, nullptr);
     }
 
     case OpKind::kComma: {
@@ -604,46 +858,9 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
       // gojq evaluates the right operand first, then the left for each.
       return EvalOperand(*op.child(1), env, input, path, [&](const Value& r) {
         return EvalOperand(*op.child(0), env, input, path, [&](const Value& l) -> Flow {
-          absl::StatusOr<Json> result;
-          switch (op.binary) {
-            case NodeKind::kEqual:
-              return EmitComputed(input, path, Value::Bool(Equal(*l, *r)), emit);
-            case NodeKind::kNotEqual:
-              return EmitComputed(input, path, Value::Bool(!Equal(*l, *r)), emit);
-            case NodeKind::kLess:
-              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) < 0), emit);
-            case NodeKind::kLessEqual:
-              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) <= 0), emit);
-            case NodeKind::kGreater:
-              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) > 0), emit);
-            case NodeKind::kGreaterEqual:
-              return EmitComputed(input, path, Value::Bool(Compare(*l, *r) >= 0), emit);
-            case NodeKind::kAdd:
-              // null + x and x + null are x itself: no copy.
-              if (l->is_null()) return EmitComputed(input, path, r, emit);
-              if (r->is_null()) return EmitComputed(input, path, l, emit);
-              result = Add(*l, *r);
-              break;
-            case NodeKind::kSubtract:
-              result = Subtract(*l, *r);
-              break;
-            case NodeKind::kMultiply:
-              if (!Reserve(RepeatedStringBytes(*l, *r))) return Flow::kError;
-              result = Multiply(*l, *r);
-              break;
-            case NodeKind::kDivide:
-              result = Divide(*l, *r);
-              break;
-            case NodeKind::kModulo:
-              result = Modulo(*l, *r);
-              break;
-            default:
-              return Fail("unsupported operator");
-          }
-          if (!result.ok()) return Fail(result.status());
-          if (!Work(ShallowWorkUnits(*l) + ShallowWorkUnits(*r))) return Flow::kError;
-          if (!Charge(ApproximateBytes(*result))) return Flow::kError;
-          return EmitComputed(input, path, Value::Owned(*std::move(result)), emit);
+          Value out;
+          if (Flow flow = BinaryOf(op.binary, l, r, out); flow != Flow::kContinue) return flow;
+          return EmitComputed(input, path, std::move(out), emit);
         });
       });
 

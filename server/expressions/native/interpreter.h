@@ -11,6 +11,15 @@
 // bindings, closures or paths. An output's consumer answers kContinue for
 // more; kBreak and kError unwind to the label or the `try` that wants them.
 //
+// The direct lane (EvalOne): an operation the compiler marked single-valued
+// (Op::single: `.a.b // 0`, `x == y`, `[f] | length`, `.x as $v | ...`)
+// and evaluated without path tracking returns its one output instead of
+// calling a continuation, and so do its single-valued children. Most of a
+// definition's expressions are such scalar cores around a few generators;
+// the lane evaluates them with plain calls. Both lanes share the
+// operations' own code (IndexOf, BinaryOf, FoldOf), so they cannot mean
+// different things.
+//
 // Path tracking (`path(f)`, assignments, `paths`, `del`): when `path` is
 // non-null, each output comes with its path from the root of the tracking
 // expression. Steps (.a, .[i], .[], .., slices, getpath) extend it; other
@@ -77,6 +86,10 @@ class Interpreter {
 
   // For operations and natives.
   Flow Eval(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
+  // The one output of `op` without tracking paths, in `out`; kContinue
+  // when there is one. The direct lane: no continuation per step.
+  // REQUIRES: op.single; `out` is not `input`.
+  Flow EvalOne(const Op& op, const Frame* env, const Value& input, Value& out);
   // Evaluates without tracking paths (conditions, arguments, keys).
   Flow EvalValue(const Op& op, const Frame* env, const Value& input,
                  absl::FunctionRef<Flow(const Value&)> emit);
@@ -104,14 +117,25 @@ class Interpreter {
   bool Reserve(size_t bytes);
   // Counts one step against the budget and checks the stack bound; every
   // Eval does, and so must a native loop that emits without evaluating.
-  Flow CheckBounds();
+  Flow CheckBounds() {
+    char here;
+    if (stack_base_ != nullptr &&
+        static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) {
+      return FailStack();
+    }
+    return Work(1) ? Flow::kContinue : Flow::kError;
+  }
   // Counts `units` of work done inside one step (see kBytesPerWorkUnit:
   // bytes scanned, elements compared) against the time budget, so that the
   // clock is read as often during one long native call as during many short
   // steps. A native whose work grows faster than its input (searching,
   // matching) calls it as it goes and stops when it returns false: the
   // budget is spent and a bound error is pending. Stays false after that.
-  bool Work(uint64_t units);
+  bool Work(uint64_t units) {
+    if (error_is_bound_) return false;
+    steps_ += units;
+    return steps_ < next_clock_read_ || ReadClock();
+  }
   size_t max_string_bytes() const;
 
   // The pending error: its value (a message string for internal errors)
@@ -139,6 +163,20 @@ class Interpreter {
   static constexpr uint64_t kStepsPerClockRead = 1024;
 
   Flow FailBound(std::string message);
+  // CheckBounds' and Work's slow paths: the stack bound's error; the clock
+  // read every kStepsPerClockRead steps (false past the deadline).
+  Flow FailStack();
+  bool ReadClock();
+  // One step of Eval, its bounds already checked: the operation's own
+  // evaluation through continuations.
+  Flow Step(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
+  // EvalOne's body, its bounds already checked.
+  Flow One(const Op& op, const Frame* env, const Value& input, Value& out);
+  // `t[k]` and `l op r` as values, shared by both lanes.
+  Flow IndexOf(const Value& target, const Value& key, Value& out);
+  Flow BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out);
+  // A kFold's value.
+  Flow FoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
   // `as`, `reduce`, `foreach` (interpreter_bindings.cc).
   Flow EvalBinding(const Op& op, const Frame* env, const Value& input, const PathNode* path,
                    Emit emit);

@@ -73,10 +73,22 @@ enum class OpKind : uint8_t {
   kLabel,    // [body]
   kBreak,    // depth (to the label's frame)
   kDefine,   // function (owned); [rest]
-  // [pipe]: `[query] | length` (the pipe as compiled), which counts the
-  // query's outputs instead of building their array when paths are not
-  // tracked.
-  kCount,
+  // fold; [pipe]: `[query] | f` (the pipe as compiled) where f reduces the
+  // array to what the query's outputs decide alone (Fold): folds the
+  // outputs as they come instead of building their array, when paths are
+  // not tracked.
+  kFold,
+};
+
+// What a kFold keeps of its query's outputs, for `[query] | f` with f:
+enum class Fold : uint8_t {
+  kLength,  // length: how many
+  kFirst,   // first, .[0]: the first (null for none)
+  kLast,    // last, .[-1]: the last (null for none)
+  kAny,     // any: whether one is truthy
+  kAll,     // all: whether all are
+  kMin,     // min: the first least (null for none)
+  kMax,     // max: the last greatest (null for none)
 };
 
 // A destructuring pattern. Variables are numbered slots of the binding
@@ -96,6 +108,9 @@ struct Pattern {
 
 struct FunctionDefinition {
   std::string name;
+  // Whether the body is single-valued (Op::single); false for a function
+  // that calls itself.
+  bool single = false;
   // Per parameter: whether it is a `$value` parameter (it then also binds
   // a value frame after its closure frame).
   std::vector<bool> value_params;
@@ -105,8 +120,15 @@ struct FunctionDefinition {
 struct Op {
   OpKind kind = OpKind::kIdentity;
   NodeKind binary = NodeKind::kAdd;  // kBinary, kUpdate
+  Fold fold = Fold::kLength;         // kFold
   bool optional = false;             // kIndex, kSlice, kIterate: a `?` step
   bool text_run = false;             // kConstant: a literal run of a kTemplate
+  // Whether the operation has exactly one output (or fails) for any input
+  // when paths are not tracked: `.a.b // 0`, `[f] | length`, `x == y`.
+  // Such operations run in the interpreter's direct lane (EvalOne), which
+  // returns the value instead of calling a continuation. Set by the
+  // compiler (compiler.cc's MarkSingle says which kinds qualify).
+  bool single = false;
   int depth = 0;
   int slots = 0;  // kBind, kReduce, kForeach: variables bound
   Span span;

@@ -12,6 +12,7 @@
 // value taken out of them (`[.a, .b][0]`) shares the allocation.
 
 #include <memory>
+#include <new>
 #include <utility>
 
 #include "server/common/json.h"
@@ -33,8 +34,7 @@ class Value {
   static Value Owned(Json json) {
     if (json.is_number()) {
       Value v;
-      v.scalar_ = json;
-      v.json_ = &v.scalar_;
+      v.SetScalar(json);
       return v;
     }
     if (json.is_boolean()) return Bool(json.get<bool>());
@@ -95,11 +95,15 @@ class Value {
   Value(const Json* json, std::shared_ptr<const Json> owner)
       : json_(json), owner_(std::move(owner)) {}
 
-  bool Inline() const { return json_ == &scalar_; }
+  bool Inline() const { return json_ == &scalar_.json; }
+  // REQUIRES: `number` is a number.
+  void SetScalar(const Json& number) {
+    new (&scalar_.json) Json(number);
+    json_ = &scalar_.json;
+  }
   void CopyFrom(const Value& other) {
     if (other.Inline()) {
-      scalar_ = other.scalar_;
-      json_ = &scalar_;
+      SetScalar(other.scalar_.json);
       owner_.reset();
     } else {
       json_ = other.json_;
@@ -108,8 +112,7 @@ class Value {
   }
   void MoveFrom(Value&& other) {
     if (other.Inline()) {
-      scalar_ = other.scalar_;  // a number: copying is moving
-      json_ = &scalar_;
+      SetScalar(other.scalar_.json);  // a number: copying is moving
       owner_.reset();
     } else {
       json_ = other.json_;
@@ -132,7 +135,15 @@ class Value {
 
   const Json* json_;
   std::shared_ptr<const Json> owner_;
-  Json scalar_;  // the value itself when it is a computed number
+  // The value itself when it is a computed number. A number owns nothing,
+  // so it is constructed in place and never destroyed: most values are
+  // views, and a Json member would cost every one a constructor and a
+  // destructor call.
+  union Scalar {
+    Scalar() {}
+    ~Scalar() {}
+    Json json;
+  } scalar_;
 };
 
 }  // namespace wm::expressions::native
