@@ -106,21 +106,38 @@ class Compiler {
       fold->children.push_back(std::move(pipe));
       return fold;
     }
-    if (right == nullptr || right->kind != OpKind::kPipe) return pipe;
-    if (std::optional<Fold> kind = FoldOf(right->child(0))) {
-      // [q] | (f | rest)  ->  ([q] | f) | rest
-      fold->fold = *kind;
-      std::unique_ptr<Op> inner = std::move(pipe->children[1]);
-      auto head = std::make_unique<Op>();
-      head->kind = OpKind::kPipe;
-      head->span = pipe->span;
-      head->children.push_back(std::move(pipe->children[0]));
-      head->children.push_back(std::move(inner->children[0]));
-      fold->children.push_back(std::move(head));
-      pipe->children[0] = std::move(fold);
-      pipe->children[1] = std::move(inner->children[1]);
+    if (right == nullptr) return pipe;
+    // [q] | (f | rest)  ->  ([q] | f) | rest, and [q] | (f // c)  ->
+    // ([q] | f) // c for a c that ignores its input (`first // {}`).
+    bool then_rest = right->kind == OpKind::kPipe;
+    bool or_else = right->kind == OpKind::kAlternative && IgnoresInput(*right->child(1));
+    if (!then_rest && !or_else) return pipe;
+    std::optional<Fold> kind = FoldOf(right->child(0));
+    if (!kind) return pipe;
+    fold->fold = *kind;
+    std::unique_ptr<Op> outer = std::move(pipe->children[1]);
+    auto head = std::make_unique<Op>();
+    head->kind = OpKind::kPipe;
+    head->span = pipe->span;
+    head->children.push_back(std::move(pipe->children[0]));
+    head->children.push_back(std::move(outer->children[0]));
+    fold->children.push_back(std::move(head));
+    outer->children[0] = std::move(fold);
+    outer->span = pipe->span;
+    return outer;
+  }
+  // Whether `op` is a literal: the same value whatever its input.
+  static bool IgnoresInput(const Op& op) {
+    switch (op.kind) {
+      case OpKind::kConstant:
+        return true;
+      case OpKind::kObject:  // {}
+        return op.children.empty();
+      case OpKind::kArray:  // []
+        return op.child(0) == nullptr;
+      default:
+        return false;
     }
-    return pipe;
   }
 
   absl::StatusOr<std::unique_ptr<Op>> Children(OpKind kind, const Node& node) {

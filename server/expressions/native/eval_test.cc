@@ -133,6 +133,11 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[.[]] | first | . + 1", "[4,5]", "5"},
         Case{"def first: .[1]; [.[]] | first", "[4,5]", "5"},
         Case{"def any: 7; [.[]] | any", "[4,5]", "7"},
+        Case{"[.[] | select(.a)] | first // {}", R"([{"a":1,"b":2}])", R"({"a":1,"b":2})"},
+        Case{"[.[] | select(.a)] | first // {}", R"([{"a":false}])", "{}"},
+        Case{"[.[]] | first // []", "[false]", "[]"},
+        Case{"[.[]] | first // .", "[false]", "[false]"},
+        Case{"[.[]] | last // 3 | . + 1", "[]", "4"},
         // Plain walks take the fast lane (path_plan.h) and leave it, for the
         // interpreter's words, where it would have to decide.
         Case{R"(.a["b-c"].d)", R"({"a":{"b-c":{"d":"x"}}})", R"("x")"},
@@ -530,6 +535,16 @@ TEST(CompilerTest, CollectThenFoldIsAFold) {
       {"[.[]] | any", native::Fold::kAny},     {"[.[]] | all", native::Fold::kAll},
       {"[.[]] | min", native::Fold::kMin},     {"[.[]] | max", native::Fold::kMax},
   };
+  // `[q] | f // c`, c a literal: the fold, then the alternative.
+  for (const char* source : {"[.[]] | first // {}", "[.[]] | max // 0", "[.[]] | last // []"}) {
+    auto op = CompileNative(source);
+    ASSERT_NE(op, nullptr) << source;
+    ASSERT_EQ(op->kind, native::OpKind::kAlternative) << source;
+    EXPECT_EQ(op->child(0)->kind, native::OpKind::kFold) << source;
+  }
+  auto input_dependent = CompileNative("[.[]] | first // .");
+  ASSERT_NE(input_dependent, nullptr);
+  EXPECT_NE(input_dependent->kind, native::OpKind::kAlternative);
   for (const auto& [source, fold] : folds) {
     auto op = CompileNative(source);
     ASSERT_NE(op, nullptr) << source;

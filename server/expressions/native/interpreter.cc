@@ -390,11 +390,6 @@ Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const
   return Step(op, env, input, path, emit);
 }
 
-Flow Interpreter::EvalOne(const Op& op, const Frame* env, const Value& input, Value& out) {
-  if (CheckBounds() == Flow::kError) return Flow::kError;
-  return One(op, env, input, out);
-}
-
 Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value& out) {
   switch (op.kind) {
     case OpKind::kIdentity:
@@ -543,18 +538,26 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
       // `..` is recurse(.[]?): iterating what is not a path fails, and `?`
       // drops that failure.
       if (path != nullptr && path->kind == PathNode::Kind::kInvalid) return Flow::kContinue;
+      if (path == nullptr) {  // no keys to build: the members alone
+        if (!value.is_structured()) return Flow::kContinue;
+        for (auto it = value.begin(); it != value.end(); ++it) {
+          flow = Eval(op, env, input.Member(*it), nullptr, emit);
+          if (flow != Flow::kContinue) return flow;
+        }
+        return Flow::kContinue;
+      }
       if (value.is_array()) {
         for (size_t i = 0; i < value.size(); ++i) {
           Json key(static_cast<int64_t>(i));
           PathNode node{path, PathNode::Kind::kKey, &key};
-          flow = Eval(op, env, input.Member(value[i]), path ? &node : nullptr, emit);
+          flow = Eval(op, env, input.Member(value[i]), &node, emit);
           if (flow != Flow::kContinue) return flow;
         }
       } else if (value.is_object()) {
         for (auto it = value.begin(); it != value.end(); ++it) {
           Json key(it.key());
           PathNode node{path, PathNode::Kind::kKey, &key};
-          flow = Eval(op, env, input.Member(*it), path ? &node : nullptr, emit);
+          flow = Eval(op, env, input.Member(*it), &node, emit);
           if (flow != Flow::kContinue) return flow;
         }
       }
@@ -654,17 +657,21 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
           // gojq checks the path before looking at the elements: an empty
           // array that is not a path fails too.
           flow = Fail("invalid path on iterating against: " + TypePreview(t));
+        } else if (p == nullptr) {  // no keys to build: the elements alone
+          for (auto it = t.begin(); it != t.end() && flow == Flow::kContinue; ++it) {
+            flow = consumer.Pass(emit(target.Member(*it), nullptr));
+          }
         } else if (t.is_array()) {
           for (size_t i = 0; i < t.size() && flow == Flow::kContinue; ++i) {
             Json key(static_cast<int64_t>(i));
             PathNode node{p, PathNode::Kind::kKey, &key};
-            flow = consumer.Pass(emit(target.Member(t[i]), p ? &node : nullptr));
+            flow = consumer.Pass(emit(target.Member(t[i]), &node));
           }
         } else {
           for (auto it = t.begin(); it != t.end() && flow == Flow::kContinue; ++it) {
             Json key(it.key());
             PathNode node{p, PathNode::Kind::kKey, &key};
-            flow = consumer.Pass(emit(target.Member(*it), p ? &node : nullptr));
+            flow = consumer.Pass(emit(target.Member(*it), &node));
           }
         }
         return StepResult(*this, op.optional, consumer, flow);

@@ -89,7 +89,20 @@ class Interpreter {
   // The one output of `op` without tracking paths, in `out`; kContinue
   // when there is one. The direct lane: no continuation per step.
   // REQUIRES: op.single; `out` is not `input`.
-  Flow EvalOne(const Op& op, const Frame* env, const Value& input, Value& out);
+  Flow EvalOne(const Op& op, const Frame* env, const Value& input, Value& out) {
+    // Literals and `.` are no step of their own: the operation that reads
+    // them has counted one.
+    if (op.kind == OpKind::kConstant) {
+      out = Value::Borrowed(op.constant);
+      return Flow::kContinue;
+    }
+    if (op.kind == OpKind::kIdentity) {
+      out = input;
+      return Flow::kContinue;
+    }
+    if (CheckBounds() == Flow::kError) return Flow::kError;
+    return One(op, env, input, out);
+  }
   // Evaluates without tracking paths (conditions, arguments, keys).
   Flow EvalValue(const Op& op, const Frame* env, const Value& input,
                  absl::FunctionRef<Flow(const Value&)> emit);
