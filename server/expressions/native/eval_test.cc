@@ -108,6 +108,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{R"(try ("x" * 3e9) catch .)", "null",
              R"("repeat string result too large: \"x\" * 3000000000")"},
         Case{R"("ab" * 2e9)", "null", "", R"(repeat string result too large: "ab" * 2000000000)"},
+        // Repeats: by doubling, and nothing repeated is "" at once (a fuzzer
+        // found "" * 1e10 counting 2^31 empty copies outside the budget).
+        Case{R"("" * 1e10)", "null", R"("")"}, Case{R"("ab" * 0)", "null", R"("")"},
+        Case{R"("ab" * 0.5)", "null", R"("")"},
+        Case{R"("abc" * 5)", "null", R"("abcabcabcabcabc")"},
+        Case{R"("ab" * 3.7 | length)", "null", "6"}, Case{R"("" * -1)", "null", "null"},
         // `[q] | length` counts without building (kFold); errors, paths
         // and the rest of the pipe are as before.
         Case{"[.[] | select(. > 1)] | length", "[1,2,3]", "2"},
