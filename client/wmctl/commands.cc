@@ -124,7 +124,7 @@ eval flags:
                           stdin); each document of a multi-document YAML in
                           turn. Without -f the input is null.
   -r, --raw-output        print string outputs without quotes
-  --engine NAME           libjq (default) or native (not in this build yet)
+  --engine NAME           native (default, as the daemon) or libjq
   eval prints each output as one line of compact JSON. EXPR gets the
   daemon's checks (at most 16 KiB, no assignments, del, range, paths,
   recurse, walk, repeat, .., env, input, debug, ...) and bounds (999

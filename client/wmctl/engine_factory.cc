@@ -23,7 +23,7 @@ absl::StatusOr<std::unique_ptr<expressions::Engine>> MakeJqEngine(
 }  // namespace
 
 const std::vector<absl::string_view>& EngineNames() {
-  static const auto* names = new std::vector<absl::string_view>{"libjq", "native"};
+  static const auto* names = new std::vector<absl::string_view>{"native", "libjq"};
   return *names;
 }
 

@@ -10,8 +10,9 @@
 
 namespace wm::wmctl {
 
-// The engine wmctl uses when none is named (--engine).
-inline constexpr absl::string_view kDefaultEngine = "libjq";
+// The engine wmctl uses when none is named (--engine): the daemon's own
+// default (--jq-engine), so offline commands mean what the daemon means.
+inline constexpr absl::string_view kDefaultEngine = "native";
 
 // The engine names --engine takes, in the order help and completion list
 // them.

@@ -56,18 +56,26 @@ TEST(EvalTest, EvaluatesEachYamlDocumentInTurn) {
   Result r = Eval({".a + 1", "-f", "-"}, "a: 1\n---\na: 2\n---\na: x\n---\na: 4\n");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "2\n3\n");
-  EXPECT_EQ(r.err, "error: stdin#3: string (\"x\") and number (1) cannot be added\n");
+  EXPECT_EQ(r.err, "error: stdin#3: cannot add: string (\"x\") and number (1)\n");
 }
 
+// In the daemon's default engine's words (gojq's), or libjq's with
+// --engine libjq.
 TEST(EvalTest, JqErrorsAsTheDaemonReportsThem) {
   Result r = Eval({".a.b", "-f", "-"}, R"({"a": 1})");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "error: expected an object but got: number (1)\n");
+  r = Eval({"--engine", "libjq", ".a.b", "-f", "-"}, R"({"a": 1})");
   EXPECT_EQ(r.err, "error: Cannot index number with string \"b\"\n");
   // The first error ends the evaluation and hides its outputs, as in the
-  // daemon (an expression yields its outputs or an error).
+  // daemon (an expression yields its outputs or an error). gojq words
+  // error(v) as "error: v", which the daemon reports after the field.
   r = Eval({"1, error(\"boom\")"});
   EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "error: error: boom\n");
+  r = Eval({"--engine", "libjq", "1, error(\"boom\")"});
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "error: boom\n");
 }
@@ -126,22 +134,34 @@ TEST(EvalTest, RefusesWhatValidationRefusesWithTheSameText) {
   EXPECT_EQ(long_expression.err, "error: expression is 16385 bytes; at most 16384 are allowed\n");
 }
 
-// Hostile expressions end with the daemon's bounded errors.
+// Hostile expressions end with the daemon's bounded errors, on either
+// engine. Natively, recursion is bounded by the stack before it reaches
+// 1000 outputs or the 2 s budget.
 TEST(EvalTest, HostileExpressionsEndWithTheDaemonsBounds) {
-  Result r = Eval({"def f: ., f; f"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "error: query results exceed the allowed number 1000\n");
-
-  r = Eval({"\"x\" * 5000000"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "error: query results exceed the allowed size of 4194304 bytes\n");
-
-  r = Eval({"def f: f; f"});
-  EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "error: expression exceeded its evaluation budget of 2s\n");
+  struct Case {
+    const char* engine;
+    const char* expression;
+    const char* error;
+  };
+  for (const Case& c : {
+           Case{"native", "def f: ., f; f",
+                "error: expression recursed too deeply (stack bound of 1024 KiB)\n"},
+           Case{"native", "\"x\" * 5000000",
+                "error: query results exceed the allowed size of 4194304 bytes\n"},
+           Case{"native", "def f: f; f",
+                "error: expression recursed too deeply (stack bound of 1024 KiB)\n"},
+           Case{"native", "[limit(1e8; repeat(1))] | length",
+                "error: repeat function is not allowed\n"},
+           Case{"libjq", "def f: ., f; f", "error: query results exceed the allowed number 1000\n"},
+           Case{"libjq", "\"x\" * 5000000",
+                "error: query results exceed the allowed size of 4194304 bytes\n"},
+           Case{"libjq", "def f: f; f", "error: expression exceeded its evaluation budget of 2s\n"},
+       }) {
+    Result r = Eval({"--engine", c.engine, c.expression});
+    EXPECT_EQ(r.code, 1) << c.engine << " " << c.expression;
+    EXPECT_EQ(r.out, "") << c.engine << " " << c.expression;
+    EXPECT_EQ(r.err, c.error) << c.engine << " " << c.expression;
+  }
 }
 
 TEST(EvalTest, EngineChoice) {
@@ -156,7 +176,7 @@ TEST(EvalTest, EngineChoice) {
   EXPECT_EQ(error.err, "error: expected an object but got: array ([1])\n");
   Result unknown = Eval({"--engine", "gojq", "1"});
   EXPECT_EQ(unknown.code, 2);
-  EXPECT_THAT(unknown.err, StartsWith("error: unknown engine \"gojq\" (libjq, native)\n"));
+  EXPECT_THAT(unknown.err, StartsWith("error: unknown engine \"gojq\" (native, libjq)\n"));
 }
 
 TEST(EvalTest, UsageAndInputErrors) {

@@ -296,7 +296,7 @@ TEST_F(LiveTest, CompletesFromTheDaemon) {
                                           "eval", "completion", "version", "help"));
   EXPECT_THAT(complete({"eval", "--"}),
               ElementsAre("--config", "--filename", "--raw-output", "--engine", "--help"));
-  EXPECT_THAT(complete({"eval", "--engine", ""}), ElementsAre("libjq", "native"));
+  EXPECT_THAT(complete({"eval", "--engine", ""}), ElementsAre("native", "libjq"));
   EXPECT_THAT(complete({"eval", "--engine=n"}), ElementsAre("--engine=native"));
   EXPECT_THAT(complete({"eval", ".a", ""}), IsEmpty());
   EXPECT_THAT(complete({"de"}), ElementsAre("describe", "definitions"));
