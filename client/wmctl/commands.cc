@@ -128,9 +128,9 @@ eval flags:
   eval prints each output as one line of compact JSON. EXPR gets the
   daemon's checks (at most 16 KiB, no assignments, del, range, paths,
   recurse, walk, repeat, .., env, input, debug, ...) and bounds (999
-  outputs, 4 MiB of outputs, 2 s, 256 MiB of memory); an evaluation gives
-  all its outputs or its first error. Put -- before an EXPR that starts
-  with -.
+  outputs, 4 MiB of outputs, 2 s, 64 MiB of values built; libjq: 256 MiB
+  of memory); an evaluation gives all its outputs or its first error. Put
+  -- before an EXPR that starts with -.
 
 Offline flags (definitions, validate, describe -f):
   --offline               use the built-in catalog instead of the daemon

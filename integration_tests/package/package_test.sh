@@ -76,13 +76,20 @@ grep -q '^JobSet/demo .* definition: jobset-x-k8s-io-jobset-v1alpha2 (catalog)' 
   grep -qE '^`-- replicatedjob +3/3 ready +gpu: 12 ' <<<"$out" &&
   grep -qE '^    `-- worker +2/2 ready +gpu: 8 ' <<<"$out" &&
   grep -qE '^TOTAL +3 +12 ' <<<"$out" || fail "describe -f printed: $out"
-# The worker found was the installed one.
+# describe -f evaluates in-process (the native engine, the daemon's
+# default); the libjq engine's worker found is the installed one.
+out=$(run "$wmctl" eval --engine libjq '1 + 1') || fail "eval --engine libjq: $out"
+[[ "$out" == "2" ]] || fail "eval --engine libjq printed: $out"
 mkdir "$work/aside"
 mv "$root/usr/libexec/workloadmap/wm-jq-worker" "$work/aside/"
-if out=$(run "$wmctl" describe -f "$seed" 2>&1); then fail "describe -f without the worker: $out"; fi
-grep -q 'jq worker binary not found' <<<"$out" || fail "describe -f without the worker: $out"
+out=$(run "$wmctl" describe -f "$seed" 2>&1) || fail "describe -f without the worker: $out"
+grep -qE '^TOTAL +3 +12 ' <<<"$out" || fail "describe -f without the worker printed: $out"
+if out=$(run "$wmctl" eval --engine libjq '1 + 1' 2>&1); then
+  fail "eval --engine libjq without the worker: $out"
+fi
+grep -q 'jq worker binary not found' <<<"$out" || fail "eval --engine libjq without the worker: $out"
 mv "$work/aside/wm-jq-worker" "$root/usr/libexec/workloadmap/"
-echo "ok: the installed wmctl: version, validate --offline, describe -f with the installed worker"
+echo "ok: the installed wmctl: version, validate --offline, describe -f, eval with the installed worker"
 
 # --- workloadmapd and wmctl ---------------------------------------------------
 mkdir "$work/snapshot"
