@@ -1,5 +1,6 @@
 #include "integration_tests/daemon/daemon_process.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -31,7 +32,8 @@ int FreePort() {
   return ntohs(addr.sin_port);
 }
 
-DaemonProcess::DaemonProcess(std::vector<std::string> flags) : flags_(std::move(flags)) {}
+DaemonProcess::DaemonProcess(std::vector<std::string> flags, std::string log_path)
+    : flags_(std::move(flags)), log_path_(std::move(log_path)) {}
 
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0) Stop();
@@ -48,24 +50,32 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
   port_ = FreePort();
   metrics_port_ = FreePort();
   static int started = 0;
-  log_path_ =
-      absl::StrCat(::testing::TempDir(), "/workloadmapd-", getpid(), "-", ++started, ".log");
+  if (log_path_.empty()) {
+    log_path_ =
+        absl::StrCat(::testing::TempDir(), "/workloadmapd-", getpid(), "-", ++started, ".log");
+  }
   std::vector<std::string> args = {WM_BINARY_DIR "/bin/workloadmapd", "--listen", address(),
                                    "--metrics-address", absl::StrCat("127.0.0.1:", metrics_port_)};
   args.insert(args.end(), flags_.begin(), flags_.end());
+  // The log is emptied here, before the child exists: the path may be a
+  // stale one's (process ids wrap, and /tmp outlives test runs), and its
+  // "ready" must never be read as this daemon's.
+  const int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (log < 0) return absl::InternalError(absl::StrCat("cannot create ", log_path_));
   pid_ = fork();
   if (pid_ == 0) {
     // A test that dies (a crash, a ctest timeout) takes its daemon along.
     prctl(PR_SET_PDEATHSIG, SIGTERM);
-    FILE* log = fopen(log_path_.c_str(), "w");
-    dup2(fileno(log), 2);
-    dup2(fileno(log), 1);
+    dup2(log, 2);
+    dup2(log, 1);
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     execv(argv[0], argv.data());
     _exit(127);
   }
+  close(log);
+  if (pid_ < 0) return absl::InternalError("fork failed");
   auto channel = grpc::CreateChannel(address(), grpc::InsecureChannelCredentials());
   stub_ = workloadmap::v1::WorkloadMap::NewStub(channel);
   absl::Time deadline = absl::Now() + timeout;

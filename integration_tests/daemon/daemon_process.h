@@ -18,7 +18,9 @@ namespace wm::testing {
 // on a free port with the given flags, ready when it logs "ready".
 class DaemonProcess {
  public:
-  explicit DaemonProcess(std::vector<std::string> flags);
+  // `log_path`: where its stdout and stderr go, emptied at each Start;
+  // empty for a new file in the test's temporary directory.
+  explicit DaemonProcess(std::vector<std::string> flags, std::string log_path = "");
   ~DaemonProcess();
 
   // Starts the binary and waits until it serves (health SERVING).

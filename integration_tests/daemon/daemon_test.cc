@@ -167,6 +167,7 @@ TEST(DaemonStartTest, AFailedStartExitsWithItsErrorWhileTheIndexResolves) {
       "c2000000-0000-4000-8000-000000000002", "c3000000-0000-4000-8000-000000000003",
       "c4000000-0000-4000-8000-000000000004"};
   std::string dir = ::testing::TempDir() + "/failed-start-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);  // An earlier run's, under a recycled process id.
   ASSERT_EQ(::mkdir(dir.c_str(), 0755), 0);
   {
     std::ofstream out(dir + "/objects.yaml");
@@ -198,6 +199,31 @@ TEST(DaemonStartTest, AFailedStartExitsWithItsErrorWhileTheIndexResolves) {
   ASSERT_TRUE(WIFEXITED(status)) << "not an exit (a signal?): status " << status << "\n" << log;
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_THAT(log, HasSubstr("metrics did not start"));
+  std::filesystem::remove_all(dir);
+}
+
+// Start waits for this daemon's "ready", never a stale log's at the same
+// path (process ids wrap, and /tmp outlives test runs): the first call after
+// it is answered, not refused.
+TEST(DaemonStartTest, StartWaitsForItsOwnReadinessNotAStaleLog) {
+  std::string dir = ::testing::TempDir() + "/stale-log-" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);  // An earlier run's, under a recycled process id.
+  ASSERT_TRUE(std::filesystem::create_directories(dir + "/snapshot"));
+  std::filesystem::copy_file(
+      std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml",
+      dir + "/snapshot/cluster-state.yaml");
+  const std::string log_path = dir + "/daemon.log";
+  std::ofstream(log_path) << "2026-01-01T00:00:00Z INFO ready workloads=0 (an earlier daemon's)\n";
+  DaemonProcess daemon({"--snapshot", dir + "/snapshot"}, log_path);
+  ASSERT_TRUE(daemon.Start().ok());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::ListDefinitionsRequest request;
+  v1::ListDefinitionsResponse response;
+  grpc::Status status = daemon.stub().ListDefinitions(&context, request, &response);
+  EXPECT_TRUE(status.ok()) << status.error_message() << "\n" << daemon.Log();
+  EXPECT_GT(response.definitions_size(), 0);
+  daemon.Stop();
   std::filesystem::remove_all(dir);
 }
 
