@@ -45,6 +45,7 @@ void SnapshotDaemonTest::SetUpTestSuite() {
   dir_ = new std::string(absl::StrCat(::testing::TempDir(), "/wmctl-snapshot-", getpid()));
   problem_ = new std::string;
   std::string snapshot = *dir_ + "/snapshot";
+  fs::remove_all(snapshot);  // An earlier run's, under a recycled process id.
   fs::create_directories(snapshot);
   fs::copy_file(SourceDir() + "/integration_tests/seed/cluster-state.yaml",
                 snapshot + "/cluster-state.yaml", fs::copy_options::overwrite_existing);

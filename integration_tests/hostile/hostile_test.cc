@@ -165,6 +165,7 @@ class HostileDaemon {
     namespace fs = std::filesystem;
     if (process_) process_->Stop();
     std::string snapshot = absl::StrCat(::testing::TempDir(), "/hostile-", getpid(), "/snapshot");
+    fs::remove_all(snapshot);  // An earlier run's, under a recycled process id.
     fs::create_directories(snapshot);
     fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml",
                   fs::copy_options::overwrite_existing);
