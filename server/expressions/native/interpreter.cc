@@ -271,7 +271,6 @@ Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
 }
 
 Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out) {
-  absl::StatusOr<Json> result;
   switch (binary) {
     case NodeKind::kEqual:
       out = Value::Bool(Equal(*l, *r));
@@ -301,28 +300,42 @@ Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Valu
         out = l;
         return Flow::kContinue;
       }
-      result = Add(*l, *r);
+      break;
+    default:
+      break;
+  }
+  Json result;
+  if (Flow flow = ArithmeticOf(binary, *l, *r, result); flow != Flow::kContinue) return flow;
+  if (!Work(ShallowWorkUnits(*l) + ShallowWorkUnits(*r))) return Flow::kError;
+  if (!Charge(ApproximateBytes(result))) return Flow::kError;
+  out = Value::Owned(std::move(result));
+  return Flow::kContinue;
+}
+
+Flow Interpreter::ArithmeticOf(NodeKind arithmetic, const Json& l, const Json& r, Json& out) {
+  absl::StatusOr<Json> result;
+  switch (arithmetic) {
+    case NodeKind::kAdd:
+      result = Add(l, r);
       break;
     case NodeKind::kSubtract:
-      result = Subtract(*l, *r);
+      result = Subtract(l, r);
       break;
     case NodeKind::kMultiply:
-      if (!Reserve(RepeatedStringBytes(*l, *r))) return Flow::kError;
-      result = Multiply(*l, *r);
+      if (!Reserve(RepeatedStringBytes(l, r))) return Flow::kError;
+      result = Multiply(l, r);
       break;
     case NodeKind::kDivide:
-      result = Divide(*l, *r);
+      result = Divide(l, r);
       break;
     case NodeKind::kModulo:
-      result = Modulo(*l, *r);
+      result = Modulo(l, r);
       break;
     default:
       return Fail("unsupported operator");
   }
   if (!result.ok()) return Fail(result.status());
-  if (!Work(ShallowWorkUnits(*l) + ShallowWorkUnits(*r))) return Flow::kError;
-  if (!Charge(ApproximateBytes(*result))) return Flow::kError;
-  out = Value::Owned(*std::move(result));
+  out = *std::move(result);
   return Flow::kContinue;
 }
 

@@ -188,6 +188,10 @@ class Interpreter {
   // `t[k]` and `l op r` as values, shared by both lanes.
   Flow IndexOf(const Value& target, const Value& key, Value& out);
   Flow BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out);
+  // `l op r` for op one of kAdd, kSubtract, kMultiply, kDivide, kModulo:
+  // the binary operators' and the arithmetic updates' (`+=` ...) one
+  // meaning. A repeat's bytes are reserved before it is built.
+  Flow ArithmeticOf(NodeKind arithmetic, const Json& l, const Json& r, Json& out);
   // A kFold's value.
   Flow FoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
   // `as`, `reduce`, `foreach` (interpreter_bindings.cc).

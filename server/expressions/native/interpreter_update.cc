@@ -38,6 +38,25 @@ bool ConstantPath(const Op& op, Json& path) {
   return true;
 }
 
+// The arithmetic operator of an arithmetic update: `a += b` sets a to
+// `a + b`, and so on.
+NodeKind ArithmeticOfUpdate(NodeKind update) {
+  switch (update) {
+    case NodeKind::kUpdateAdd:
+      return NodeKind::kAdd;
+    case NodeKind::kUpdateSub:
+      return NodeKind::kSubtract;
+    case NodeKind::kUpdateMul:
+      return NodeKind::kMultiply;
+    case NodeKind::kUpdateDiv:
+      return NodeKind::kDivide;
+    case NodeKind::kUpdateMod:
+      return NodeKind::kModulo;
+    default:
+      return update;  // not arithmetic: ArithmeticOf refuses it
+  }
+}
+
 }  // namespace
 
 Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
@@ -126,32 +145,12 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
       });
     }
     return modify([&](const Value& current, Json& out, bool& present) -> Flow {
-      absl::StatusOr<Json> result;
-      switch (op.binary) {
-        case NodeKind::kUpdateAdd:
-          result = Add(*current, *operand);
-          break;
-        case NodeKind::kUpdateSub:
-          result = Subtract(*current, *operand);
-          break;
-        case NodeKind::kUpdateMul:
-          if (!Reserve(RepeatedStringBytes(*current, *operand))) return Flow::kError;
-          result = Multiply(*current, *operand);
-          break;
-        case NodeKind::kUpdateDiv:
-          result = Divide(*current, *operand);
-          break;
-        case NodeKind::kUpdateMod:
-          result = Modulo(*current, *operand);
-          break;
-        case NodeKind::kUpdateAlt:
-          result = Truthy(*current) ? *current : *operand;
-          break;
-        default:
-          return Fail("unsupported assignment");
+      if (op.binary == NodeKind::kUpdateAlt) {
+        out = Truthy(*current) ? *current : *operand;
+      } else if (Flow flow = ArithmeticOf(ArithmeticOfUpdate(op.binary), *current, *operand, out);
+                 flow != Flow::kContinue) {
+        return flow;
       }
-      if (!result.ok()) return Fail(result.status());
-      out = *std::move(result);
       present = true;
       return Flow::kContinue;
     });
