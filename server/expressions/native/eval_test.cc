@@ -257,6 +257,14 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"path(1 + .a)", R"({"a":1})", "", "invalid path against: number (2)"},
         Case{".a = 1", "{}", R"({"a":1})"}, Case{".a |= . + 1", R"({"a":1})", R"({"a":2})"},
         Case{".a += 1", R"({"a":1})", R"({"a":2})"}, Case{".a //= 3", "{}", R"({"a":3})"},
+        // Every arithmetic update means its operator (answers from gojq).
+        Case{".a -= 1", R"({"a":5})", R"({"a":4})"}, Case{".a *= 3", R"({"a":5})", R"({"a":15})"},
+        Case{".[] /= 2", "[4,6]", "[2,3]"}, Case{".a %= 3", R"({"a":7})", R"({"a":1})"},
+        Case{".s *= 3", R"({"s":"ab"})", R"({"s":"ababab"})"},
+        Case{".a *= (1, 2)", R"({"a":5})", R"({"a":5} {"a":10})"},
+        Case{".a += .b", R"({"a":[1],"b":[2]})", R"({"a":[1,2],"b":[2]})"},
+        Case{".a -= \"x\"", R"({"a":5})", "", "cannot subtract: number (5) and string (\"x\")"},
+        Case{".a %= 0", R"({"a":5})", "", "cannot modulo number (5) by: number (0)"},
         Case{".[] |= empty", "[1,2]", "[]"},
         Case{".a = 1", "[1]", "",
              "setpath([\"a\"]; 1) cannot be applied to [1]: expected an object but got: array "
