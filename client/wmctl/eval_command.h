@@ -17,10 +17,12 @@ namespace wm::wmctl {
 //    KiB, the read-only blacklist, the blocked builtins), with the same
 //    messages; then it is compiled as the daemon compiles it ("jq does not
 //    compile: ...").
-//  - It runs on the engine `--engine` names (MakeEngine; libjq by default)
-//    with the daemon's EvalLimits and memory share: 999 outputs, 4 MiB of
-//    outputs, a 2 s budget, 256 MiB. As in the daemon, an evaluation yields
-//    all its outputs or its first error, never part of them.
+//  - It runs on the engine `--engine` names (MakeEngine; native by
+//    default, as the daemon's --jq-engine) with the daemon's EvalLimits:
+//    999 outputs, 4 MiB of outputs, a 2 s budget, and the engine's memory
+//    bound (natively 64 MiB of values built and 1 MiB of stack; a libjq
+//    worker's 256 MiB). As in the daemon, an evaluation yields all its
+//    outputs or its first error, never part of them.
 //  - The input: the document of FILE (stdin with -f -), JSON or YAML
 //    (ReadDocuments); each document of a multi-document YAML in turn, an
 //    error then naming it (FILE#N). Without -f: null.

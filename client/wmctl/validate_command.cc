@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/wmctl/errors.h"
 #include "client/wmctl/input.h"
+#include "client/wmctl/invocation.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
@@ -97,6 +98,42 @@ int PrintVerdicts(const std::vector<DefinitionDocument>& documents, FindFindings
     }
   }
   return exit_code;
+}
+
+absl::StatusOr<std::vector<v1::Finding>> Invocation::Findings(const DefinitionDocument& document,
+                                                              int& exit_code) {
+  if (!Offline()) {
+    v1::ValidateDefinitionRequest request;
+    request.set_definition_yaml(document.object.dump());
+    v1::ValidateDefinitionResponse response;
+    grpc::Status status = client_->ValidateDefinition(request, &response);
+    if (!status.ok()) {
+      exit_code = ExitCodeFor(status);
+      return absl::UnavailableError(ErrorMessageFor(status, client_->connection()));
+    }
+    return std::vector<v1::Finding>(response.findings().begin(), response.findings().end());
+  }
+  auto engine = Engine();
+  if (!engine.ok()) {
+    exit_code = 1;
+    return engine.status();
+  }
+  return OfflineFindings(document, **engine);
+}
+
+int Invocation::Validate() {
+  if (args_.positional.size() != 1) return Usage("validate takes one FILE or -");
+  auto documents = ReadDefinitionDocuments(args_.positional[0], in_);
+  if (!documents.ok()) return Fail(2, std::string(documents.status().message()));
+  if (!Offline()) {
+    if (int code = Connect()) return code;
+  }
+  return PrintVerdicts(
+      *documents,
+      [&](const DefinitionDocument& document, int& exit_code) {
+        return Findings(document, exit_code);
+      },
+      out_, err_);
 }
 
 }  // namespace wm::wmctl
