@@ -27,13 +27,11 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +51,7 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/grpcpp.h"
 #include "grpcpp/support/byte_buffer.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/common/yaml_json.h"
 #include "workloadmap/v1/service.pb.h"
@@ -188,11 +187,11 @@ absl::Status ParseFlags(int argc, char** argv, Flags& f) {
     } else if (arg == "--server-pid") {
       s = number(f.server_pid);
     } else if (arg == "--token-file") {
-      std::ifstream in(value);
-      std::stringstream text;
-      text << in.rdbuf();
-      std::string token(absl::StripAsciiWhitespace(text.str()));
-      if (!in || token.empty()) {
+      absl::StatusOr<std::string> text = ReadFileToString(value);
+      if (!text.ok())
+        return absl::InvalidArgumentError(absl::StrCat("--token-file: ", text.status().message()));
+      std::string token(absl::StripAsciiWhitespace(*text));
+      if (token.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("--token-file: no token in ", value));
       }
       f.authorization = "Bearer " + token;
@@ -239,8 +238,9 @@ double CpuSeconds() {
 // CPU time (user + system, all threads) of another process so far, from
 // /proc/PID/stat; negative when it cannot be read.
 double ProcessCpuSeconds(int pid) {
-  std::ifstream file(absl::StrCat("/proc/", pid, "/stat"));
-  std::string stat((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  absl::StatusOr<std::string> read = ReadFileToString(absl::StrCat("/proc/", pid, "/stat"));
+  if (!read.ok()) return -1;
+  const std::string& stat = *read;
   // Fields after the command name (which may hold spaces), from field 3.
   size_t paren = stat.rfind(')');
   if (paren == std::string::npos) return -1;

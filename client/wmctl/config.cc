@@ -1,11 +1,7 @@
 #include "client/wmctl/config.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/str_cat.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/common/yaml_json.h"
 
@@ -36,13 +32,12 @@ ConfigLocation LocateConfig(const std::optional<std::string>& flag, const Getenv
 }
 
 absl::StatusOr<FileSettings> ReadConfigFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("config file ", path, ": ", std::strerror(errno)));
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("config file ", path, ": ",
+                                                           FileErrorReason(text.status(), path)));
   }
-  std::stringstream text;
-  text << in.rdbuf();
-  auto documents = ParseYamlDocuments(text.str());
+  auto documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("config file ", path, ": ", documents.status().message()));

@@ -192,7 +192,7 @@ TEST(EvalTest, UsageAndInputErrors) {
 
   Result missing = Eval({".", "-f", "/nonexistent/input.json"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_EQ(missing.err, "error: cannot read /nonexistent/input.json\n");
+  EXPECT_EQ(missing.err, "error: cannot read /nonexistent/input.json: No such file or directory\n");
   // The daemon's reader: its bounds and messages.
   Result bad = Eval({".", "-f", "-"}, R"({"a": 1e400})");
   EXPECT_EQ(bad.code, 2);

@@ -1,10 +1,10 @@
 #include "client/wmctl/input.h"
 
-#include <fstream>
 #include <iterator>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/file.h"
 #include "server/common/json_reader.h"
 #include "server/common/yaml_json.h"
 
@@ -12,9 +12,12 @@ namespace wm::wmctl {
 
 absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  return std::string(std::istreambuf_iterator<char>(file), {});
+  absl::StatusOr<std::string> text = ReadFileToString(path, kMaxInputBytes);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("cannot read ", path, ": ",
+                                                           FileErrorReason(text.status(), path)));
+  }
+  return text;
 }
 
 absl::StatusOr<std::vector<Json>> ReadDocuments(absl::string_view text) {

@@ -11,8 +11,13 @@
 
 namespace wm::wmctl {
 
+// The most ReadInput reads of a file: a manifest far larger than any
+// request the daemon takes, and not /dev/zero.
+inline constexpr size_t kMaxInputBytes = size_t{256} << 20;
+
 // The whole text of the file at `path`, or of `in` when `path` is "-".
-// NotFound ("cannot read PATH") when the file cannot be opened.
+// "cannot read PATH: <reason>" when the file cannot be read (NotFound for
+// a missing one).
 absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in);
 
 // The documents of a file given to wmctl. A text that opens with '{' or

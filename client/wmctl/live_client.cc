@@ -1,13 +1,11 @@
 #include "client/wmctl/live_client.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "server/common/file.h"
 
 namespace wm::wmctl {
 namespace {
@@ -18,11 +16,12 @@ constexpr int kPageSize = 500;
 
 // The whole file a flag names (a PEM file, a token).
 absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat(flag, ": cannot read ", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": cannot read ", path, ": ", FileErrorReason(text.status(), path)));
+  }
+  return text;
 }
 
 }  // namespace

@@ -49,4 +49,11 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path, size_t max
   return content;
 }
 
+absl::string_view FileErrorReason(const absl::Status& status, absl::string_view path) {
+  absl::string_view message = status.message();
+  const std::string prefix = absl::StrCat(path, ": ");
+  size_t at = message.find(prefix);
+  return at == absl::string_view::npos ? message : message.substr(at + prefix.size());
+}
+
 }  // namespace wm

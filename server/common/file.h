@@ -5,6 +5,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace wm {
 
@@ -15,6 +16,11 @@ namespace wm {
 // or flag that named the path.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path,
                                              size_t max_bytes = size_t{16} << 20);
+
+// Why ReadFileToString failed on `path`, without its "open failed: PATH: "
+// prefix ("No such file or directory", "larger than N bytes"), for callers
+// that word the error themselves ("config file PATH: <reason>").
+absl::string_view FileErrorReason(const absl::Status& status, absl::string_view path);
 
 }  // namespace wm
 

@@ -5,17 +5,16 @@
 
 #include <charconv>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/file.h"
 #include "server/common/json_reader.h"
 
 namespace wm {
@@ -345,11 +344,12 @@ absl::StatusOr<std::vector<Json>> ParseYamlDocuments(absl::string_view text) {
 }
 
 absl::StatusOr<std::vector<Json>> ReadYamlFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  auto documents = ParseYamlDocuments(buffer.str());
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("cannot read ", path, ": ",
+                                                           FileErrorReason(text.status(), path)));
+  }
+  auto documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", documents.status().message()));
   }

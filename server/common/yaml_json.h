@@ -16,7 +16,8 @@ namespace wm {
 // Errors carry the line and column.
 absl::StatusOr<std::vector<Json>> ParseYamlDocuments(absl::string_view text);
 
-// Reads a file and parses it as above.
+// Reads a file (ReadFileToString: at most 16 MiB; "cannot read PATH:
+// <reason>" otherwise) and parses it as above.
 absl::StatusOr<std::vector<Json>> ReadYamlFile(const std::string& path);
 
 // Renders Json as block-style YAML (for -o yaml).

@@ -3,14 +3,10 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
@@ -25,6 +21,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "server/access/unix_peers.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/common/quantity.h"
 #include "server/common/user_text.h"
@@ -750,13 +747,12 @@ absl::Status ApplyFileValue(const Option& o, Config& c, const Json& value, absl:
 }
 
 absl::Status ApplyFile(const std::string& path, Config& c) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("config file ", path, ": ", std::strerror(errno)));
+  absl::StatusOr<std::string> text = ReadFileToString(path);
+  if (!text.ok()) {
+    return absl::Status(text.status().code(), absl::StrCat("config file ", path, ": ",
+                                                           FileErrorReason(text.status(), path)));
   }
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  absl::StatusOr<std::vector<Json>> documents = ParseYamlDocuments(buffer.str());
+  absl::StatusOr<std::vector<Json>> documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("config file ", path, ": ", documents.status().message()));
