@@ -4,12 +4,16 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <condition_variable>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "absl/functional/function_ref.h"
 
 namespace wm {
 
@@ -68,6 +72,40 @@ class WorkPool {
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };
+
+// Calls `work(i)` for every i in [0, n) on the calling thread and
+// `helpers` of `pool`'s threads (none when `pool` is null), each claiming
+// the next i in order, and returns once every claimed i is done. After
+// `work` returns false no i is claimed any more (those claimed finish), so
+// every i before a failing one has been worked.
+// REQUIRES: with helpers, not called on one of `pool`'s own threads (the
+// helpers could queue behind the caller).
+inline void ForEachIndex(WorkPool* pool, int helpers, size_t n,
+                         absl::FunctionRef<bool(size_t)> work) {
+  std::atomic<size_t> next{0};
+  std::atomic<bool> stopped{false};
+  auto claim = [&] {
+    while (!stopped) {
+      size_t i = next++;
+      if (i >= n) return;
+      if (!work(i)) stopped = true;
+    }
+  };
+  if (pool == nullptr || n < 2) helpers = 0;
+  std::mutex done_mu;
+  std::condition_variable done_cv;
+  int running = helpers;
+  for (int h = 0; h < helpers; ++h) {
+    pool->Post([&] {
+      claim();
+      std::unique_lock lock(done_mu);
+      if (--running == 0) done_cv.notify_one();
+    });
+  }
+  claim();
+  std::unique_lock lock(done_mu);
+  done_cv.wait(lock, [&] { return running == 0; });
+}
 
 }  // namespace wm
 

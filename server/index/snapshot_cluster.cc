@@ -1,15 +1,14 @@
 #include "server/index/snapshot_cluster.h"
 
 #include <algorithm>
-#include <atomic>
 #include <filesystem>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "server/common/cpus.h"
 #include "server/common/file.h"
 #include "server/common/json_path.h"
+#include "server/common/work_pool.h"
 #include "server/common/yaml_json.h"
 
 namespace wm::index {
@@ -42,23 +41,12 @@ absl::StatusOr<std::unique_ptr<SnapshotCluster>> SnapshotCluster::Load(
   // order, so a later file's object replaces an earlier one's as it would
   // one at a time, and the first failing file in that order is reported.
   std::vector<absl::StatusOr<std::vector<Decoded>>> decoded(files.size());
-  std::atomic<size_t> next{0};
-  std::atomic<bool> failed{false};
-  auto work = [&] {
-    // A claimed file is always decoded, so every file before a failing
-    // one has been (claims go in order).
-    while (!failed) {
-      size_t i = next++;
-      if (i >= files.size()) return;
-      decoded[i] = DecodeFile(files[i]);
-      if (!decoded[i].ok()) failed = true;
-    }
-  };
   size_t threads = std::clamp<size_t>(AvailableCpus(), 1, std::max<size_t>(files.size(), 1));
-  std::vector<std::thread> helpers(threads - 1);
-  for (std::thread& helper : helpers) helper = std::thread(work);
-  work();
-  for (std::thread& helper : helpers) helper.join();
+  WorkPool helpers(static_cast<int>(threads - 1));
+  ForEachIndex(&helpers, static_cast<int>(threads - 1), files.size(), [&](size_t i) {
+    decoded[i] = DecodeFile(files[i]);
+    return decoded[i].ok();
+  });
   auto snapshot = std::unique_ptr<SnapshotCluster>(new SnapshotCluster());
   snapshot->registry_ = std::move(registry);
   for (auto& file : decoded) {

@@ -1,7 +1,6 @@
 #include "server/index/workload_index.h"
 
 #include <algorithm>
-#include <atomic>
 #include <condition_variable>
 #include <random>
 #include <set>
@@ -289,26 +288,12 @@ std::shared_ptr<WorkloadView> WorkloadIndex::ResolveKey(const WorkloadKey& key) 
 std::vector<std::shared_ptr<WorkloadView>> WorkloadIndex::ResolveBatch(
     const std::vector<WorkloadKey>& keys) {
   std::vector<std::shared_ptr<WorkloadView>> views(keys.size());
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i = next++; i < keys.size(); i = next++) views[i] = ResolveKey(keys[i]);
-  };
   // Helpers only for batches worth a hand-off (a start, a relist, a
   // definition change); a single change is resolved here.
-  int helpers = helpers_ == nullptr || keys.size() < 2 ? 0 : helper_count_;
-  std::mutex done_mu;
-  std::condition_variable done_cv;
-  int running = helpers;
-  for (int h = 0; h < helpers; ++h) {
-    helpers_->Post([&] {
-      work();
-      std::unique_lock lock(done_mu);
-      if (--running == 0) done_cv.notify_one();
-    });
-  }
-  work();
-  std::unique_lock lock(done_mu);
-  done_cv.wait(lock, [&] { return running == 0; });
+  ForEachIndex(helpers_.get(), helper_count_, keys.size(), [&](size_t i) {
+    views[i] = ResolveKey(keys[i]);
+    return true;
+  });
   return views;
 }
 
