@@ -17,41 +17,13 @@
 #include "absl/time/clock.h"
 #include "server/observability/http_request_head.h"
 #include "server/observability/listen_socket.h"
+#include "server/observability/reason_phrase.h"
 
 namespace wm::admission {
 namespace {
 
 // How often a blocked read or write looks at its deadline and at Stop.
 constexpr absl::Duration kTick = absl::Milliseconds(200);
-
-absl::string_view Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 411:
-      return "Length Required";
-    case 413:
-      return "Content Too Large";
-    case 414:
-      return "URI Too Long";
-    case 415:
-      return "Unsupported Media Type";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 501:
-      return "Not Implemented";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Status";
-  }
-}
 
 // Whether an SSL call that returned `result` may be tried again (it timed
 // out on the socket's tick, or TLS needs another round).
@@ -184,8 +156,8 @@ bool HttpsServer::Exchange(SSL* ssl, std::string& buffer) {
   auto answer = [&](int status, absl::string_view content_type, absl::string_view body,
                     bool keep_alive) {
     std::string head =
-        absl::StrCat("HTTP/1.1 ", status, " ", Reason(status), "\r\nContent-Type: ", content_type,
-                     "\r\nContent-Length: ", body.size(),
+        absl::StrCat("HTTP/1.1 ", status, " ", observability::internal::ReasonPhrase(status),
+                     "\r\nContent-Type: ", content_type, "\r\nContent-Length: ", body.size(),
                      keep_alive ? "\r\n\r\n" : "\r\nConnection: close\r\n\r\n");
     return write_all(head) && write_all(body) && keep_alive;
   };

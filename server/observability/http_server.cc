@@ -26,6 +26,7 @@
 #include "server/observability/http_request_head.h"
 #include "server/observability/internal/errno_status.h"
 #include "server/observability/listen_socket.h"
+#include "server/observability/reason_phrase.h"
 
 namespace wm::observability {
 namespace {
@@ -45,53 +46,6 @@ constexpr absl::Duration kAcceptBackoff = absl::Milliseconds(100);
 constexpr absl::string_view kBusyResponse =
     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
     "Content-Length: 20\r\nConnection: close\r\n\r\nService Unavailable\n";
-
-absl::string_view Reason(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 204:
-      return "No Content";
-    case 301:
-      return "Moved Permanently";
-    case 302:
-      return "Found";
-    case 400:
-      return "Bad Request";
-    case 401:
-      return "Unauthorized";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 414:
-      return "URI Too Long";
-    case 409:
-      return "Conflict";
-    case 429:
-      return "Too Many Requests";
-    case 499:
-      return "Client Closed Request";
-    case 431:
-      return "Request Header Fields Too Large";
-    case 500:
-      return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
-    case 503:
-      return "Service Unavailable";
-    case 504:
-      return "Gateway Timeout";
-    case 505:
-      return "HTTP Version Not Supported";
-    default:
-      return "Status";
-  }
-}
 
 absl::Status ValidateOptions(const HttpServerOptions& options) {
   auto invalid = [](absl::string_view field, absl::string_view why) {
@@ -137,8 +91,9 @@ void CloseBusy(int fd) {
 // head has no Content-Length: its body ends when the connection closes.
 std::string SerializeResponse(const HttpServer::Response& response, bool head_only,
                               absl::string_view extra_headers) {
-  std::string out = absl::StrCat("HTTP/1.1 ", response.status, " ", Reason(response.status),
-                                 "\r\nContent-Type: ", response.content_type, "\r\n");
+  std::string out =
+      absl::StrCat("HTTP/1.1 ", response.status, " ", internal::ReasonPhrase(response.status),
+                   "\r\nContent-Type: ", response.content_type, "\r\n");
   if (!response.stream) absl::StrAppend(&out, "Content-Length: ", response.body.size(), "\r\n");
   absl::StrAppend(&out, "Connection: close\r\n", extra_headers);
   for (const std::string& header : response.headers) absl::StrAppend(&out, header, "\r\n");
@@ -576,7 +531,9 @@ void HttpServer::Impl::Respond(uint64_t id, Response response, bool head_only,
 }
 
 void HttpServer::Impl::RespondError(uint64_t id, int status, absl::string_view extra_headers) {
-  Respond(id, Response{status, "text/plain; charset=utf-8", absl::StrCat(Reason(status), "\n")},
+  Respond(id,
+          Response{status, "text/plain; charset=utf-8",
+                   absl::StrCat(internal::ReasonPhrase(status), "\n")},
           false, extra_headers);
 }
 
