@@ -85,17 +85,7 @@ int Daemon::Run() {
   stopping_ = true;
   readiness.join();
   signals.join();
-  // Given up at once, so that another replica leads without waiting out
-  // the lease.
-  if (webhook_) webhook_->Stop();
-  // Writers stop before the Lease is given up: none writes beside the
-  // next leader.
-  for (auto& controller : karta_controllers_) controller->Stop();
-  for (auto& controller : pod_group_controllers_) controller->Stop();
-  for (auto& publication : publications_) publication->Stop();
-  if (elector_) elector_->Stop(/*release=*/true);
-  for (auto& cluster : live_) cluster->Stop();
-  index_->Stop();
+  StopWork();
   if (http_) http_->Stop();
   Log(LogLevel::kInfo, "stopped");
   return 0;
@@ -106,14 +96,21 @@ int Daemon::Fatal(absl::string_view what, const absl::Status& status) {
   // Stopped as at a normal exit: the index's thread reads the clusters,
   // which as members go before it (a start that failed while a large
   // snapshot was being resolved crashed here).
+  StopWork();
+  return 1;
+}
+
+void Daemon::StopWork() {
   if (webhook_) webhook_->Stop();
+  // Writers stop before the Lease is given up: none writes beside the
+  // next leader. It is given up at once, so that another replica leads
+  // without waiting out the lease.
   for (auto& controller : karta_controllers_) controller->Stop();
   for (auto& controller : pod_group_controllers_) controller->Stop();
   for (auto& publication : publications_) publication->Stop();
   if (elector_) elector_->Stop(/*release=*/true);
   for (auto& cluster : live_) cluster->Stop();
   if (index_) index_->Stop();
-  return 1;
 }
 
 const std::string& Daemon::Identity() {

@@ -72,6 +72,11 @@ class Daemon {
   // Logs `what` failed and stops what was started; exit code 1.
   int Fatal(absl::string_view what, const absl::Status& status);
 
+  // Stops what works in the background, in this order: the webhook, the
+  // writers, the election (giving up the Lease), the clusters' watches and
+  // the index. What was never started is skipped.
+  void StopWork();
+
   // This replica's name in the Lease and in what it writes:
   // --leader-election-identity, else $POD_NAME (else the host name) and a
   // random suffix. Computed once, on the main thread.
