@@ -33,7 +33,14 @@ void CollectErrors(const v1::Component& component, std::vector<std::string>& out
   }
 }
 
-TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
+// Each engine the daemon can run (--jq-engine): native, its default, and
+// libjq.
+class FullReplayTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  expressions::Engine& engine() { return testing::TestEngineNamed(GetParam()); }
+};
+
+TEST_P(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
   WM_REQUIRE_CONFORMANCE_DIR(recorded, "recorded", "upstream's recorded operator frames");
   WM_REQUIRE_CONFORMANCE_DIR(upstream, "upstream-catalog", "upstream's catalog");
   std::vector<std::string> files;
@@ -50,7 +57,7 @@ TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
     Json recording = ReadYamlFile(file).value().at(0);
     std::string name = recording["kartaName"];
     auto& def = definitions[name];
-    if (!def) def = testing::Upstream(upstream, name);
+    if (!def) def = testing::Upstream(upstream, name, engine());
     ASSERT_NE(def, nullptr) << name;
     std::string where = std::filesystem::relative(file, recorded).string();
     int index = 0;
@@ -59,7 +66,7 @@ TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
       if (event.value("kind", "") != "STATE") continue;
       ++frames;
       WorkloadInput input{&event["object"]};
-      auto resolved = ResolveWorkload(*def, testing::TestEngine(), input);
+      auto resolved = ResolveWorkload(*def, engine(), input);
       if (!resolved.ok()) {
         ++failed;
         failures.push_back(
@@ -81,15 +88,18 @@ TEST(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
           << " in [" << absl::StrJoin(matched, ",") << "]";
     }
   }
-  std::cout << "full resolution of " << frames << " recorded frames: " << whole << " whole, "
-            << partial << " partial, " << failed << " failed\n";
+  std::cout << GetParam() << ": full resolution of " << frames << " recorded frames: " << whole
+            << " whole, " << partial << " partial, " << failed << " failed\n";
   for (const auto& [error, count] : component_errors) {
-    std::cout << "  partial (" << count << " frames): " << error << "\n";
+    std::cout << GetParam() << ":   partial (" << count << " frames): " << error << "\n";
   }
   for (const auto& f : failures) std::cout << "  failed: " << f << "\n";
   EXPECT_GT(frames, 100);
   EXPECT_EQ(failed, 0) << absl::StrJoin(failures, "\n");
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, FullReplayTest, ::testing::Values("native", "libjq"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace wm::resolution

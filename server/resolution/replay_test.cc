@@ -26,7 +26,14 @@ std::vector<std::string> RecordingFiles(const std::string& recorded_dir) {
   return files;
 }
 
-TEST(ReplayTest, RecordedStatesAreMatched) {
+// Each engine the daemon can run (--jq-engine): native, its default, and
+// libjq.
+class ReplayTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  expressions::Engine& engine() { return testing::TestEngineNamed(GetParam()); }
+};
+
+TEST_P(ReplayTest, RecordedStatesAreMatched) {
   WM_REQUIRE_CONFORMANCE_DIR(recorded_dir, "recorded", "upstream's recorded operator frames");
   WM_REQUIRE_CONFORMANCE_DIR(upstream, "upstream-catalog", "upstream's catalog");
   std::map<std::string, std::shared_ptr<const definitions::CompiledDefinition>> definitions;
@@ -36,7 +43,7 @@ TEST(ReplayTest, RecordedStatesAreMatched) {
     Json recording = ReadYamlFile(file).value().at(0);
     std::string name = recording["kartaName"];
     auto& def = definitions[name];
-    if (!def) def = testing::Upstream(upstream, name);
+    if (!def) def = testing::Upstream(upstream, name, engine());
     ASSERT_NE(def, nullptr) << name;
     int index = 0;
     for (const Json& event : recording["events"]) {
@@ -44,11 +51,14 @@ TEST(ReplayTest, RecordedStatesAreMatched) {
       if (event.value("kind", "") != "STATE") continue;
       ++frames;
       std::vector<std::string> got;
-      testing::WithEvaluation(*def, [&](Evaluation& eval) {
-        auto status = EvaluateStatus(eval, eval.Load(event["object"]));
-        ASSERT_TRUE(status.ok()) << file << " event " << index << ": " << status.status();
-        for (auto s : status->matched) got.push_back(definitions::StatusName(s));
-      });
+      testing::WithEvaluation(
+          *def,
+          [&](Evaluation& eval) {
+            auto status = EvaluateStatus(eval, eval.Load(event["object"]));
+            ASSERT_TRUE(status.ok()) << file << " event " << index << ": " << status.status();
+            for (auto s : status->matched) got.push_back(definitions::StatusName(s));
+          },
+          engine());
       std::string state = event["state"];
       bool has_state = std::find(got.begin(), got.end(), state) != got.end();
       EXPECT_TRUE(has_state) << file << " event " << index << ": want " << state << " in ["
@@ -64,11 +74,15 @@ TEST(ReplayTest, RecordedStatesAreMatched) {
       }
     }
   }
-  std::cout << contained << " of " << frames << " frames contain the recorded state\n";
-  std::cout << exact << " of " << frames << " frames equal upstream\n";
+  std::cout << GetParam() << ": " << contained << " of " << frames
+            << " frames contain the recorded state\n";
+  std::cout << GetParam() << ": " << exact << " of " << frames << " frames equal upstream\n";
   for (const auto& d : differences) std::cout << "  differs: " << d << "\n";
   EXPECT_GT(frames, 100);
 }
+
+INSTANTIATE_TEST_SUITE_P(Engines, ReplayTest, ::testing::Values("native", "libjq"),
+                         [](const auto& info) { return info.param; });
 
 }  // namespace
 }  // namespace wm::resolution

@@ -13,6 +13,7 @@
 #include "server/definitions/compiled_definition.h"
 #include "server/definitions/parse.h"
 #include "server/expressions/jq_engine.h"
+#include "server/expressions/native_engine.h"
 #include "server/resolution/evaluation.h"
 
 namespace wm::resolution::testing {
@@ -22,8 +23,21 @@ inline expressions::Engine& TestEngine() {
   return *engine;
 }
 
+// The daemon's default engine, for the tests that count upstream's frames
+// with both.
+inline expressions::Engine& NativeTestEngine() {
+  static expressions::Engine* engine = expressions::NewNativeEngine().value().release();
+  return *engine;
+}
+
+// The engine of a test parameter: "native" or "libjq".
+inline expressions::Engine& TestEngineNamed(const std::string& name) {
+  return name == "native" ? NativeTestEngine() : TestEngine();
+}
+
 inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
-    const std::string& text, const std::string& source) {
+    const std::string& text, const std::string& source,
+    expressions::Engine& engine = TestEngine()) {
   auto docs = ParseYamlDocuments(text);
   EXPECT_TRUE(docs.ok()) << docs.status();
   if (!docs.ok() || docs->empty()) return nullptr;
@@ -32,7 +46,7 @@ inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
   for (const auto& f : parsed.findings) findings += f.ToString() + "\n";
   EXPECT_TRUE(parsed.definition.has_value()) << findings;
   if (!parsed.definition) return nullptr;
-  auto compiled = definitions::CompileDefinition(*parsed.definition, TestEngine());
+  auto compiled = definitions::CompileDefinition(*parsed.definition, engine);
   EXPECT_TRUE(compiled.ok()) << compiled.status();
   return compiled.ok() ? *compiled : nullptr;
 }
@@ -41,12 +55,13 @@ inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
 // test data under $WM_CONFORMANCE_DIR, never part of our catalog), or null
 // after a failure the test is told of.
 inline std::shared_ptr<const definitions::CompiledDefinition> Upstream(
-    const std::string& catalog_dir, const std::string& name) {
+    const std::string& catalog_dir, const std::string& name,
+    expressions::Engine& engine = TestEngine()) {
   std::string path = catalog_dir + "/" + name + ".yaml";
   auto docs = ReadYamlFile(path);
   EXPECT_TRUE(docs.ok()) << docs.status();
   if (!docs.ok()) return nullptr;
-  return CompileYaml((*docs)[0].dump(), path);
+  return CompileYaml((*docs)[0].dump(), path, engine);
 }
 
 inline std::shared_ptr<const definitions::CompiledDefinition> Ours(const std::string& name) {
@@ -60,8 +75,9 @@ inline Json Yaml(const std::string& text) { return ParseYamlDocuments(text).valu
 
 // Runs fn(Evaluation&) in an engine session.
 template <typename Fn>
-void WithEvaluation(const definitions::CompiledDefinition& def, Fn fn) {
-  absl::Status s = TestEngine().Run([&](expressions::Session& session) {
+void WithEvaluation(const definitions::CompiledDefinition& def, Fn fn,
+                    expressions::Engine& engine = TestEngine()) {
+  absl::Status s = engine.Run([&](expressions::Session& session) {
     Evaluation eval(def, session);
     fn(eval);
     return absl::OkStatus();
