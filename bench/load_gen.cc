@@ -188,8 +188,9 @@ absl::Status ParseFlags(int argc, char** argv, Flags& f) {
       s = number(f.server_pid);
     } else if (arg == "--token-file") {
       absl::StatusOr<std::string> text = ReadFileToString(value);
-      if (!text.ok())
+      if (!text.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("--token-file: ", text.status().message()));
+      }
       std::string token(absl::StripAsciiWhitespace(*text));
       if (token.empty()) {
         return absl::InvalidArgumentError(absl::StrCat("--token-file: no token in ", value));

@@ -33,10 +33,7 @@ ConfigLocation LocateConfig(const std::optional<std::string>& flag, const Getenv
 
 absl::StatusOr<FileSettings> ReadConfigFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(), absl::StrCat("config file ", path, ": ",
-                                                           FileErrorReason(text.status(), path)));
-  }
+  if (!text.ok()) return FileErrorAs(text.status(), "config file", path);
   auto documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(

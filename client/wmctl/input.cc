@@ -13,10 +13,7 @@ namespace wm::wmctl {
 absl::StatusOr<std::string> ReadInput(const std::string& path, std::istream& in) {
   if (path == "-") return std::string(std::istreambuf_iterator<char>(in), {});
   absl::StatusOr<std::string> text = ReadFileToString(path, kMaxInputBytes);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(), absl::StrCat("cannot read ", path, ": ",
-                                                           FileErrorReason(text.status(), path)));
-  }
+  if (!text.ok()) return FileErrorAs(text.status(), "cannot read", path);
   return text;
 }
 

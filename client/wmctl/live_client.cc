@@ -19,7 +19,7 @@ absl::StatusOr<std::string> ReadFlagFile(const std::string& flag, const std::str
   absl::StatusOr<std::string> text = ReadFileToString(path);
   if (!text.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(flag, ": cannot read ", path, ": ", FileErrorReason(text.status(), path)));
+        FileErrorAs(text.status(), absl::StrCat(flag, ": cannot read"), path).message());
   }
   return text;
 }

@@ -49,11 +49,15 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path, size_t max
   return content;
 }
 
-absl::string_view FileErrorReason(const absl::Status& status, absl::string_view path) {
-  absl::string_view message = status.message();
+absl::Status FileErrorAs(const absl::Status& error, absl::string_view what,
+                         absl::string_view path) {
+  // The reason: what follows "open failed: PATH: " or "read failed: PATH: ".
+  absl::string_view reason = error.message();
   const std::string prefix = absl::StrCat(path, ": ");
-  size_t at = message.find(prefix);
-  return at == absl::string_view::npos ? message : message.substr(at + prefix.size());
+  if (size_t at = reason.find(prefix); at != absl::string_view::npos) {
+    reason.remove_prefix(at + prefix.size());
+  }
+  return absl::Status(error.code(), absl::StrCat(what, " ", path, ": ", reason));
 }
 
 }  // namespace wm

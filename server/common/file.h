@@ -17,10 +17,10 @@ namespace wm {
 absl::StatusOr<std::string> ReadFileToString(const std::string& path,
                                              size_t max_bytes = size_t{16} << 20);
 
-// Why ReadFileToString failed on `path`, without its "open failed: PATH: "
-// prefix ("No such file or directory", "larger than N bytes"), for callers
-// that word the error themselves ("config file PATH: <reason>").
-absl::string_view FileErrorReason(const absl::Status& status, absl::string_view path);
+// ReadFileToString's `error` on `path` in the caller's words, with its
+// code: "<what> PATH: <reason>" ("config file /etc/x.yaml: No such file or
+// directory", "cannot read in.json: larger than 16777216 bytes").
+absl::Status FileErrorAs(const absl::Status& error, absl::string_view what, absl::string_view path);
 
 }  // namespace wm
 

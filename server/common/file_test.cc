@@ -32,7 +32,9 @@ TEST(ReadFileToStringTest, AMissingFileIsNotFoundWithItsPathAndReason) {
   absl::StatusOr<std::string> read = ReadFileToString(path);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(read.status().message(), "open failed: " + path + ": No such file or directory");
-  EXPECT_EQ(FileErrorReason(read.status(), path), "No such file or directory");
+  absl::Status worded = FileErrorAs(read.status(), "config file", path);
+  EXPECT_EQ(worded.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(worded.message(), "config file " + path + ": No such file or directory");
 }
 
 TEST(ReadFileToStringTest, ALargerFileIsRefusedAtTheBound) {
@@ -41,18 +43,23 @@ TEST(ReadFileToStringTest, ALargerFileIsRefusedAtTheBound) {
   EXPECT_TRUE(ReadFileToString(path, 10).ok());
   absl::StatusOr<std::string> read = ReadFileToString(path, 9);
   EXPECT_EQ(read.status().code(), absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(FileErrorReason(read.status(), path), "larger than 9 bytes");
+  EXPECT_EQ(FileErrorAs(read.status(), "cannot read", path).message(),
+            "cannot read " + path + ": larger than 9 bytes");
   std::remove(path.c_str());
 }
 
 TEST(ReadFileToStringTest, ADirectoryIsAReadError) {
-  absl::StatusOr<std::string> read = ReadFileToString(::testing::TempDir());
+  const std::string dir = ::testing::TempDir();
+  absl::StatusOr<std::string> read = ReadFileToString(dir);
   ASSERT_FALSE(read.ok());
-  EXPECT_EQ(FileErrorReason(read.status(), ::testing::TempDir()), "Is a directory");
+  EXPECT_EQ(FileErrorAs(read.status(), "cannot read", dir).message(),
+            "cannot read " + dir + ": Is a directory");
 }
 
-TEST(FileErrorReasonTest, AnotherMessageIsKeptWhole) {
-  EXPECT_EQ(FileErrorReason(absl::InternalError("something else"), "/p"), "something else");
+TEST(FileErrorAsTest, AMessageWithoutThePathIsKeptWhole) {
+  absl::Status worded = FileErrorAs(absl::InternalError("something else"), "cannot read", "/p");
+  EXPECT_EQ(worded.code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(worded.message(), "cannot read /p: something else");
 }
 
 }  // namespace

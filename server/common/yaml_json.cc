@@ -345,10 +345,7 @@ absl::StatusOr<std::vector<Json>> ParseYamlDocuments(absl::string_view text) {
 
 absl::StatusOr<std::vector<Json>> ReadYamlFile(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(), absl::StrCat("cannot read ", path, ": ",
-                                                           FileErrorReason(text.status(), path)));
-  }
+  if (!text.ok()) return FileErrorAs(text.status(), "cannot read", path);
   auto documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", documents.status().message()));

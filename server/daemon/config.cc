@@ -748,10 +748,7 @@ absl::Status ApplyFileValue(const Option& o, Config& c, const Json& value, absl:
 
 absl::Status ApplyFile(const std::string& path, Config& c) {
   absl::StatusOr<std::string> text = ReadFileToString(path);
-  if (!text.ok()) {
-    return absl::Status(text.status().code(), absl::StrCat("config file ", path, ": ",
-                                                           FileErrorReason(text.status(), path)));
-  }
+  if (!text.ok()) return FileErrorAs(text.status(), "config file", path);
   absl::StatusOr<std::vector<Json>> documents = ParseYamlDocuments(*text);
   if (!documents.ok()) {
     return absl::InvalidArgumentError(
