@@ -33,12 +33,7 @@ void CollectErrors(const v1::Component& component, std::vector<std::string>& out
   }
 }
 
-// Each engine the daemon can run (--jq-engine): native, its default, and
-// libjq.
-class FullReplayTest : public ::testing::TestWithParam<std::string> {
- protected:
-  expressions::Engine& engine() { return testing::TestEngineNamed(GetParam()); }
-};
+class FullReplayTest : public testing::EngineTest {};
 
 TEST_P(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
   WM_REQUIRE_CONFORMANCE_DIR(recorded, "recorded", "upstream's recorded operator frames");
@@ -98,8 +93,7 @@ TEST_P(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
   EXPECT_EQ(failed, 0) << absl::StrJoin(failures, "\n");
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, FullReplayTest, ::testing::Values("native", "libjq"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Engines, FullReplayTest, testing::EngineNames(), testing::EngineTestName);
 
 }  // namespace
 }  // namespace wm::resolution

@@ -26,12 +26,7 @@ std::vector<std::string> RecordingFiles(const std::string& recorded_dir) {
   return files;
 }
 
-// Each engine the daemon can run (--jq-engine): native, its default, and
-// libjq.
-class ReplayTest : public ::testing::TestWithParam<std::string> {
- protected:
-  expressions::Engine& engine() { return testing::TestEngineNamed(GetParam()); }
-};
+class ReplayTest : public testing::EngineTest {};
 
 TEST_P(ReplayTest, RecordedStatesAreMatched) {
   WM_REQUIRE_CONFORMANCE_DIR(recorded_dir, "recorded", "upstream's recorded operator frames");
@@ -81,8 +76,7 @@ TEST_P(ReplayTest, RecordedStatesAreMatched) {
   EXPECT_GT(frames, 100);
 }
 
-INSTANTIATE_TEST_SUITE_P(Engines, ReplayTest, ::testing::Values("native", "libjq"),
-                         [](const auto& info) { return info.param; });
+INSTANTIATE_TEST_SUITE_P(Engines, ReplayTest, testing::EngineNames(), testing::EngineTestName);
 
 }  // namespace
 }  // namespace wm::resolution

@@ -30,9 +30,20 @@ inline expressions::Engine& NativeTestEngine() {
   return *engine;
 }
 
-// The engine of a test parameter: "native" or "libjq".
-inline expressions::Engine& TestEngineNamed(const std::string& name) {
-  return name == "native" ? NativeTestEngine() : TestEngine();
+// A test run once per engine the daemon can run (--jq-engine): native, its
+// default, and libjq. Instantiate it with
+//   INSTANTIATE_TEST_SUITE_P(Engines, X, testing::EngineNames(), testing::EngineTestName);
+class EngineTest : public ::testing::TestWithParam<std::string> {
+ protected:
+  expressions::Engine& engine() {
+    return GetParam() == "native" ? NativeTestEngine() : TestEngine();
+  }
+};
+
+inline auto EngineNames() { return ::testing::Values("native", "libjq"); }
+
+inline std::string EngineTestName(const ::testing::TestParamInfo<std::string>& info) {
+  return info.param;
 }
 
 inline std::shared_ptr<const definitions::CompiledDefinition> CompileYaml(
