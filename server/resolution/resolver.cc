@@ -109,19 +109,22 @@ class Resolution {
         (root_uid.empty() || !owners.contains(root_uid))) {
       candidates.push_back(input_.object);
     }
-    // Pods in name order: sorted as (name, object) pairs before their facts
-    // are read, which is cheaper than moving the facts.
-    std::vector<std::pair<absl::string_view, const Json*>> owned;
+    // Each pod is read once, ownership and facts together: for a large
+    // job the pods' trees no longer fit the cache, and a second pass over
+    // them would miss it again. Then the facts are put in name order.
+    std::vector<PodFacts> owned;
     owned.reserve(candidates.size());
     for (const Json* pod : candidates) {
       if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
-      owned.emplace_back(FindStringView(*pod, {"metadata", "name"}), pod);
+      owned.push_back(ReadPod(*pod));
     }
-    std::stable_sort(owned.begin(), owned.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<int> order(owned.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int a, int b) { return owned[a].name < owned[b].name; });
     pods_.reserve(owned.size());
-    for (const auto& [name, pod] : owned) {
-      pods_.push_back({ReadPod(*pod)});
+    for (int i : order) {
+      pods_.push_back({std::move(owned[i])});
       const PodFacts& facts = pods_.back().facts;
       if (!facts.requests_problem.empty()) {
         Warn(absl::StrCat("pod ", facts.name, ": ", facts.requests_problem,
@@ -395,8 +398,12 @@ class Resolution {
         a->set_error(std::string(result.status().message()));
         continue;
       }
-      *gang->add_assignments() = result->assignment;
-      groups.try_emplace(result->group.name(), result->group);
+      *gang->add_assignments() = std::move(result->assignment);
+      // Of the groups sharing a name, the first pod's is the one reported.
+      if (!groups.contains(result->group.name())) {
+        std::string name = result->group.name();
+        groups.emplace(std::move(name), std::move(result->group));
+      }
     }
     for (auto& [name, group] : groups) *gang->add_pod_groups() = std::move(group);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/quantity.h"
@@ -32,25 +33,30 @@ void MaxMap(Resources& into, const Resources& r) {
 }
 
 // Per resource: request, else limit. Kubernetes refuses a quantity that is
-// not one, or is negative; so do we, naming it.
-absl::StatusOr<Resources> RequirementsRequests(const Json& requirements, absl::string_view path) {
+// not one, or is negative; so do we, naming it. `path` names `requirements`
+// in an error; it is only called for one (a resolution reads the resources
+// of every container of every pod).
+absl::StatusOr<Resources> RequirementsRequests(const Json& requirements,
+                                               absl::FunctionRef<std::string()> path) {
   Resources out;
   if (!requirements.is_object()) return out;
   for (const char* kind : {"limits", "requests"}) {  // requests overwrite limits
     auto it = requirements.find(kind);
     if (it == requirements.end() || !it->is_object()) continue;
     for (const auto& [name, value] : it->items()) {
-      std::string field = absl::StrCat(path, ".", kind, ".", name);
+      auto field = [&] { return absl::StrCat(path(), ".", kind, ".", name); };
       if (!value.is_string() && !value.is_number()) {
         return absl::InvalidArgumentError(
-            absl::StrCat(field, ": ", value.dump(), " is not a quantity"));
+            absl::StrCat(field(), ": ", value.dump(), " is not a quantity"));
       }
-      auto q = ParseQuantity(value.is_string() ? value.get<std::string>() : value.dump());
+      std::string number;  // a number's text; a string is read in place
+      auto q = ParseQuantity(value.is_string() ? value.get_ref<const std::string&>()
+                                               : (number = value.dump()));
       if (!q.ok())
-        return absl::InvalidArgumentError(absl::StrCat(field, ": ", q.status().message()));
+        return absl::InvalidArgumentError(absl::StrCat(field(), ": ", q.status().message()));
       if (q->milli < 0) {
         return absl::InvalidArgumentError(
-            absl::StrCat(field, ": quantity ", value.dump(), " is negative (at least 0)"));
+            absl::StrCat(field(), ": quantity ", value.dump(), " is negative (at least 0)"));
       }
       out[name] = q->milli;
     }
@@ -58,17 +64,20 @@ absl::StatusOr<Resources> RequirementsRequests(const Json& requirements, absl::s
   return out;
 }
 
-absl::StatusOr<Resources> ContainerRequests(const Json& container, absl::string_view path) {
+// The requests of `container`, which `path` names in an error.
+absl::StatusOr<Resources> ContainerRequests(const Json& container,
+                                            absl::FunctionRef<std::string()> path) {
   if (!container.is_object()) return Resources{};
   auto it = container.find("resources");
   if (it == container.end()) return Resources{};
-  return RequirementsRequests(*it, absl::StrCat(path, ".resources"));
+  return RequirementsRequests(*it, [&] { return absl::StrCat(path(), ".resources"); });
 }
 
-// Adds each container's requests of `list` (a Json array) to `total`.
-absl::Status AddContainers(Resources& total, const Json& list, absl::string_view path) {
+// Adds each container's requests of `list` (a Json array, named `name`) to
+// `total`.
+absl::Status AddContainers(Resources& total, const Json& list, absl::string_view name) {
   for (size_t i = 0; i < list.size(); ++i) {
-    auto r = ContainerRequests(list[i], absl::StrCat(path, "[", i, "]"));
+    auto r = ContainerRequests(list[i], [&] { return absl::StrCat(name, "[", i, "]"); });
     if (!r.ok()) return r.status();
     if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
   }
@@ -91,7 +100,7 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   if (auto it = pod_spec.find("initContainers"); it != pod_spec.end() && it->is_array()) {
     for (size_t i = 0; i < it->size(); ++i) {
       const Json& c = (*it)[i];
-      auto r = ContainerRequests(c, absl::StrCat("initContainers[", i, "]"));
+      auto r = ContainerRequests(c, [&] { return absl::StrCat("initContainers[", i, "]"); });
       if (!r.ok()) return r.status();
       bool sidecar = c.is_object() && c.value("restartPolicy", "") == "Always";
       if (sidecar) {
@@ -103,14 +112,15 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   }
   MaxMap(total, init_max);
   if (auto it = pod_spec.find("resources"); it != pod_spec.end() && it->is_object()) {
-    auto pod_level = RequirementsRequests(*it, "resources");
+    auto pod_level = RequirementsRequests(*it, [] { return std::string("resources"); });
     if (!pod_level.ok()) return pod_level.status();
     for (const char* name : {"cpu", "memory"}) {
       if (pod_level->contains(name)) total[name] = (*pod_level)[name];
     }
   }
   if (auto it = pod_spec.find("overhead"); it != pod_spec.end() && it->is_object()) {
-    auto overhead = RequirementsRequests(Json{{"requests", *it}}, "overhead");
+    auto overhead =
+        RequirementsRequests(Json{{"requests", *it}}, [] { return std::string("overhead"); });
     if (!overhead.ok()) return overhead.status();
     if (absl::Status s = AddMap(total, *overhead); !s.ok()) return s;
   }
@@ -124,13 +134,13 @@ absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented) {
     if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
   }
   if (auto it = fragmented.find("container"); it != fragmented.end()) {
-    auto r = ContainerRequests(*it, "container");
+    auto r = ContainerRequests(*it, [] { return std::string("container"); });
     if (!r.ok()) return r.status();
     if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
   }
   if (IsZero(total)) {
     if (auto it = fragmented.find("resources"); it != fragmented.end()) {
-      return RequirementsRequests(*it, "resources");
+      return RequirementsRequests(*it, [] { return std::string("resources"); });
     }
   }
   return total;
