@@ -452,6 +452,37 @@ TEST(BehaviourTest, B12GangNameAndMinimum) {
   });
 }
 
+// What a workload's pods share is read once (ReadWorkloadGang) and gives
+// each pod the gang it gets when read for that pod alone: the owner's
+// labels first, then the pod's.
+TEST(BehaviourTest, B12SharedWorkloadGangGivesEachPodItsOwnAnswer) {
+  Json jobset = Yaml(kJobSetWorkers);
+  jobset["metadata"]["labels"]["project"] = "ml";
+  jobset["metadata"]["annotations"]["kai.scheduler/topology"] = "zones";
+  Json pod = Yaml(
+      "{metadata: {name: p, labels: {jobset.sigs.k8s.io/replicatedjob-name: workers, "
+      "kai.scheduler/node-pool: a100, priorityClassName: train}}}");
+  for (auto def : {JobSetWithRoleGangs(), Ours("jobset-x-k8s-io-jobset-v1alpha2")}) {
+    ASSERT_NE(def, nullptr);
+    WithEvaluation(*def, [&](Evaluation& eval) {
+      ComponentNode tree = BuildTree(eval, eval.Load(jobset));
+      ASSERT_EQ(FirstFailed(tree), nullptr) << FirstFailed(tree)->error;
+      WorkloadGang shared = ReadWorkloadGang(eval, tree, jobset);
+      EXPECT_EQ(shared.hints.project, "ml");
+      EXPECT_EQ(shared.hints.topology, "zones");
+      auto alone = GangForPod(eval, tree, jobset, pod, eval.Load(pod));
+      auto with_shared = GangForPod(eval, tree, jobset, pod, eval.Load(pod), &shared);
+      ASSERT_TRUE(alone.ok()) << alone.status();
+      ASSERT_TRUE(with_shared.ok()) << with_shared.status();
+      EXPECT_EQ(alone->group.queue(), "ml-a100");
+      EXPECT_EQ(alone->group.priority_class_name(), "train");
+      EXPECT_EQ(alone->group.topology().topology(), "zones");
+      EXPECT_EQ(with_shared->group.SerializeAsString(), alone->group.SerializeAsString());
+      EXPECT_EQ(with_shared->assignment.SerializeAsString(), alone->assignment.SerializeAsString());
+    });
+  }
+}
+
 // 13. Assign-zip mutation.
 TEST(BehaviourTest, B13AssignZipMutation) {
   auto def = Ours("jobset-x-k8s-io-jobset-v1alpha2");

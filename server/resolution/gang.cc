@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -47,39 +48,29 @@ void SetTopology(const std::optional<definitions::Topology>& t,
 // the top owner, else of the pod (KAI also checks that the PriorityClass
 // exists and else uses a per-kind default: that part is KAI's); and, when
 // the definition gives the group no topology, the top owner's
-// kai.scheduler/topology annotations. `pod` is null for the workload's
-// group as a whole: the podGroup form's group is the workload's, one
-// answer for all its pods, so only the alpha form's per-pod groups read
-// the pod's labels.
-void SetHints(const Json& root, const Json* pod, workloadmap::v1::PodGroup& group) {
-  const Json* root_labels = Labels(root);
+// kai.scheduler/topology annotations. The top owner's part is `owner`
+// (ReadOwnerHints). `pod` is null for the workload's group as a whole.
+void SetHints(const OwnerHints& owner, const Json* pod, workloadmap::v1::PodGroup& group) {
   const Json* pod_labels = pod != nullptr ? Labels(*pod) : nullptr;
-  auto first_label = [&](absl::string_view key) {
-    std::string value = Entry(root_labels, key);
-    if (value.empty()) value = Entry(pod_labels, key);
-    return value;
+  auto first_label = [&](const std::string& owner_value, absl::string_view key) {
+    return owner_value.empty() ? Entry(pod_labels, key) : owner_value;
   };
-  std::string queue = first_label("kai.scheduler/queue");
+  std::string queue = first_label(owner.queue, "kai.scheduler/queue");
   if (queue.empty()) {
-    std::string project = first_label("project");
+    std::string project = first_label(owner.project, "project");
     std::string node_pool = Entry(pod_labels, "kai.scheduler/node-pool");
     queue = project.empty()     ? "default-queue"
             : node_pool.empty() ? project
                                 : absl::StrCat(project, "-", node_pool);
   }
   group.set_queue(queue);
-  group.set_priority_class_name(first_label("priorityClassName"));
-  if (!group.has_topology()) {
-    const Json* annotations = Annotations(root);
-    std::string topology = Entry(annotations, "kai.scheduler/topology");
-    std::string required = Entry(annotations, "kai.scheduler/topology-required-placement");
-    std::string preferred = Entry(annotations, "kai.scheduler/topology-preferred-placement");
-    if (!topology.empty() || !required.empty() || !preferred.empty()) {
-      auto* out = group.mutable_topology();
-      out->set_topology(topology);
-      out->set_required_topology_level(required);
-      out->set_preferred_topology_level(preferred);
-    }
+  group.set_priority_class_name(first_label(owner.priority_class_name, "priorityClassName"));
+  if (!group.has_topology() && (!owner.topology.empty() || !owner.required_topology_level.empty() ||
+                                !owner.preferred_topology_level.empty())) {
+    auto* out = group.mutable_topology();
+    out->set_topology(owner.topology);
+    out->set_required_topology_level(owner.required_topology_level);
+    out->set_preferred_topology_level(owner.preferred_topology_level);
   }
 }
 
@@ -176,6 +167,18 @@ int32_t CountLeaves(const CompiledDefinition& def, const ComponentNode& node, bo
 
 }  // namespace
 
+OwnerHints ReadOwnerHints(const Json& root) {
+  const Json* labels = Labels(root);
+  const Json* annotations = Annotations(root);
+  return {
+      .queue = Entry(labels, "kai.scheduler/queue"),
+      .project = Entry(labels, "project"),
+      .priority_class_name = Entry(labels, "priorityClassName"),
+      .topology = Entry(annotations, "kai.scheduler/topology"),
+      .required_topology_level = Entry(annotations, "kai.scheduler/topology-required-placement"),
+      .preferred_topology_level = Entry(annotations, "kai.scheduler/topology-preferred-placement")};
+}
+
 std::vector<int> LeafComponents(const CompiledDefinition& def) {
   std::vector<int> leaves;
   for (size_t i = 0; i < def.components.size(); ++i) {
@@ -266,28 +269,31 @@ absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
   } else {
     group.set_min_sub_group(static_cast<int32_t>(form->sub_groups.size()));
   }
-  SetHints(root, nullptr, group);
+  SetHints(ReadOwnerHints(root), nullptr, group);
   return group;
 }
 
-absl::StatusOr<PodGang> GangForPod(
-    Evaluation& eval, const ComponentNode& tree, const Json& root, const Json& pod,
-    Session::InputId pod_input, const absl::StatusOr<workloadmap::v1::PodGroup>* workload_group) {
+WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root) {
+  WorkloadGang workload{.hints = ReadOwnerHints(root)};
+  if (eval.def().definition->gang.pod_group) workload.group = WorkloadPodGroup(eval, tree, root);
+  return workload;
+}
+
+absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
+                                   const Json& pod, Session::InputId pod_input,
+                                   const WorkloadGang* workload) {
   const CompiledDefinition& def = eval.def();
+  std::optional<WorkloadGang> read_here;
+  if (workload == nullptr) workload = &read_here.emplace(ReadWorkloadGang(eval, tree, root));
   PodGang result;
-  result.assignment.set_pod(FindString(pod, {"metadata", "name"}));
+  absl::string_view pod_name = FindStringView(pod, {"metadata", "name"});
+  result.assignment.set_pod(pod_name.data(), pod_name.size());
   auto component = InferPodComponent(eval, pod, pod_input);
 
   if (def.definition->gang.pod_group) {
-    if (workload_group != nullptr) {
-      if (!workload_group->ok()) return workload_group->status();
-      result.group = **workload_group;
-    } else {
-      auto group = WorkloadPodGroup(eval, tree, root);
-      if (!group.ok()) return group.status();
-      result.group = *std::move(group);
-    }
-    SetHints(root, &pod, result.group);
+    if (!workload->group.ok()) return workload->group.status();
+    result.group = *workload->group;
+    SetHints(workload->hints, &pod, result.group);
     if (component.ok()) result.assignment.set_component(def.components[*component].def->name);
     // As KAI does: the pod joins the first subgroup whose component or a
     // descendant has a type selector accepting it; a subtree without any
@@ -394,7 +400,7 @@ absl::StatusOr<PodGang> GangForPod(
   result.group.set_name(name);
   result.group.set_form("podGroups");
   result.group.set_min_member(*scale);
-  SetHints(root, &pod, result.group);
+  SetHints(workload->hints, &pod, result.group);
   result.assignment.set_pod_group(name);
   return result;
 }

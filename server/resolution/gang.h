@@ -47,14 +47,32 @@ struct PodGang {
   workloadmap::v1::PodGangAssignment assignment;
 };
 
+// What KAI's default grouper reads of the top owner for a PodGroup's
+// queue, priority class and topology (its labels kai.scheduler/queue,
+// project and priorityClassName; its kai.scheduler/topology annotations);
+// "" where absent. A pod's own labels fill what these leave empty.
+struct OwnerHints {
+  std::string queue, project, priority_class_name;
+  std::string topology, required_topology_level, preferred_topology_level;
+};
+OwnerHints ReadOwnerHints(const Json& root);
+
+// What the gangs of all of a workload's pods share, read once for all of
+// them: a large job has thousands of pods.
+struct WorkloadGang {
+  OwnerHints hints;
+  // WorkloadPodGroup's answer for a definition with the podGroup form.
+  absl::StatusOr<workloadmap::v1::PodGroup> group =
+      absl::NotFoundError("the definition has no podGroup form");
+};
+WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root);
+
 // The PodGroup KAI would create for `pod` of the workload `root` (its top
-// owner), and which subgroup the pod joins. `workload_group`, when given, is
-// WorkloadPodGroup(eval, tree, root), computed once for all of a workload's
-// pods; otherwise it is computed here.
-absl::StatusOr<PodGang> GangForPod(
-    Evaluation& eval, const ComponentNode& tree, const Json& root, const Json& pod,
-    expressions::Session::InputId pod_input,
-    const absl::StatusOr<workloadmap::v1::PodGroup>* workload_group = nullptr);
+// owner), and which subgroup the pod joins. `workload`, when given, is
+// ReadWorkloadGang(eval, tree, root); otherwise it is read here.
+absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
+                                   const Json& pod, expressions::Session::InputId pod_input,
+                                   const WorkloadGang* workload = nullptr);
 
 // The workload's PodGroup in the `podGroup` form, which needs no pod; fails
 // with NotFound for definitions with only the alpha form.

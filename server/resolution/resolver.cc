@@ -379,19 +379,17 @@ class Resolution {
   void Gang() {
     v1::GangInstructions* gang = out_.mutable_gang();
     std::map<std::string, v1::PodGroup> groups;
-    absl::StatusOr<v1::PodGroup> workload_group =
-        absl::NotFoundError("the definition has no podGroup form");
+    WorkloadGang workload = ReadWorkloadGang(eval_, tree_, *input_.object);
     if (def_.definition->gang.pod_group) {
-      workload_group = WorkloadPodGroup(eval_, tree_, *input_.object);
-      if (workload_group.ok()) {
-        groups[workload_group->name()] = *workload_group;
+      if (workload.group.ok()) {
+        groups[workload.group->name()] = *workload.group;
       } else {
-        Warn(absl::StrCat("gang: ", workload_group.status().message()));
+        Warn(absl::StrCat("gang: ", workload.group.status().message()));
       }
     }
     for (size_t p = 0; p < pods_.size(); ++p) {
       auto result = GangForPod(eval_, tree_, *input_.object, *pods_[p].facts.object,
-                               PodInput(static_cast<int>(p)), &workload_group);
+                               PodInput(static_cast<int>(p)), &workload);
       if (!result.ok()) {
         v1::PodGangAssignment* a = gang->add_assignments();
         a->set_pod(pods_[p].facts.name.data(), pods_[p].facts.name.size());
