@@ -397,7 +397,8 @@ class Resolution {
         continue;
       }
       *gang->add_assignments() = std::move(result->assignment);
-      // Of the groups sharing a name, the first pod's is the one reported.
+      // A name's first group is the one reported: the workload's in the
+      // podGroup form, else the first pod's.
       if (!groups.contains(result->group.name())) {
         std::string name = result->group.name();
         groups.emplace(std::move(name), std::move(result->group));
