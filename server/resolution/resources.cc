@@ -43,7 +43,9 @@ absl::StatusOr<Resources> RequirementsRequests(const Json& requirements,
   for (const char* kind : {"limits", "requests"}) {  // requests overwrite limits
     auto it = requirements.find(kind);
     if (it == requirements.end() || !it->is_object()) continue;
-    for (const auto& [name, value] : it->items()) {
+    for (const auto& item : it->items()) {
+      const std::string& name = item.key();
+      const Json& value = item.value();
       auto field = [&] { return absl::StrCat(path(), ".", kind, ".", name); };
       if (!value.is_string() && !value.is_number()) {
         return absl::InvalidArgumentError(
