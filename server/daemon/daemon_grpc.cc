@@ -137,6 +137,9 @@ absl::Status Daemon::StartServer() {
   options.watch_queue_size = config_.watch_queue_size;
   options.default_deadline = config_.default_deadline;
   options.max_inline_objects = config_.max_inline_objects;
+  // The native engine evaluates on the calling thread; libjq waits for a
+  // worker process, which no gRPC thread should.
+  if (config_.jq_engine == "native") options.small_inline_bytes = 32 << 10;
   if (config_.caller_rate > 0 || config_.caller_max_watches > 0) {
     caller_limits_ = std::make_unique<access::CallerLimits>(access::CallerLimits::Options{
         .calls_per_second = static_cast<double>(config_.caller_rate),

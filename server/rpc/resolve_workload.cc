@@ -24,6 +24,10 @@ using ::wm::index::WorkloadView;
 
 namespace {
 constexpr char kResolveWorkload[] = "ResolveWorkload";
+// The most pods plus owners a "small" inline request (Options::
+// small_inline_bytes) may send: with tiny objects ("{}") a few kilobytes
+// would otherwise hold thousands of pods to place on gRPC's thread.
+constexpr int kSmallInlineObjects = 64;
 }  // namespace
 
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
@@ -47,22 +51,27 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
                    [] { return absl::InvalidArgumentError("pod_limit is negative"); });
   }
   if (request->has_inline_()) {
-    return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes] {
-      return Offload(call, kResolveWorkload, [this, request, response_bytes]() -> absl::Status {
-        // Declared first, so it runs after the rest is freed: a large request's
-        // parsed objects would otherwise stay in the heap for good.
-        HeapTrimAfterLargeWork trim(request->ByteSizeLong());
-        auto cluster = PickCluster(index_, "");
-        if (!cluster.ok()) return cluster.status();
-        auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true,
-                                      options_.max_inline_objects);
-        request->clear_inline_();  // its JSON texts, before the trim
-        if (!resolved.ok()) return resolved.status();
-        v1::ResolveWorkloadResponse response;
-        CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
-                    response.mutable_workload());
-        return SerializeMessage(response, response_bytes);
-      });
+    const bool small =
+        request_bytes->Length() <= static_cast<size_t>(options_.small_inline_bytes) &&
+        request->inline_().pod_json_size() + request->inline_().owner_json_size() <=
+            kSmallInlineObjects;
+    return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes, small] {
+      return RunHereOrOffload(
+          call, kResolveWorkload, small, [this, request, response_bytes]() -> absl::Status {
+            // Declared first, so it runs after the rest is freed: a large request's
+            // parsed objects would otherwise stay in the heap for good.
+            HeapTrimAfterLargeWork trim(request->ByteSizeLong());
+            auto cluster = PickCluster(index_, "");
+            if (!cluster.ok()) return cluster.status();
+            auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true,
+                                          options_.max_inline_objects);
+            request->clear_inline_();  // its JSON texts, before the trim
+            if (!resolved.ok()) return resolved.status();
+            v1::ResolveWorkloadResponse response;
+            CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
+                        response.mutable_workload());
+            return SerializeMessage(response, response_bytes);
+          });
     });
   }
   if (!request->has_ref()) {

@@ -193,6 +193,13 @@ grpc::ServerUnaryReactor* WorkloadMapService::RunHere(const UnaryCall& call, con
   return call.reactor;
 }
 
+grpc::ServerUnaryReactor* WorkloadMapService::RunHereOrOffload(const UnaryCall& call,
+                                                               const char* method, bool here,
+                                                               std::function<absl::Status()> work) {
+  if (here) return RunHere(call, method, work);
+  return Offload(call, method, std::move(work));
+}
+
 grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(
     const UnaryCall& call, const char* method, ViewOrError published,
     std::function<ViewOrError()> resolve,

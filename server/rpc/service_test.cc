@@ -4,8 +4,10 @@
 
 #include "server/rpc/service.h"
 
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -66,8 +68,33 @@ constexpr char kJobSetDefinition[] = "jobset-x-k8s-io-jobset-v1alpha2";
 
 // ---- Shared fixtures -----------------------------------------------------
 
-expressions::Engine& Engine() {
-  static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
+// An engine that notes the nice value of the thread of its last Run: the
+// work pool's threads run at Options::pool_nice, gRPC's at the process's.
+class NiceNotingEngine : public expressions::Engine {
+ public:
+  explicit NiceNotingEngine(std::unique_ptr<expressions::Engine> engine)
+      : engine_(std::move(engine)) {}
+
+  absl::StatusOr<std::shared_ptr<const expressions::Program>> Compile(
+      const std::vector<std::string>& sources, std::vector<CompileError>* errors) override {
+    return engine_->Compile(sources, errors);
+  }
+  absl::Status Run(absl::FunctionRef<absl::Status(expressions::Session&)> fn) override {
+    last_run_nice_ = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    return engine_->Run(fn);
+  }
+  const expressions::EvalLimits& limits() const override { return engine_->limits(); }
+
+  int last_run_nice() const { return last_run_nice_; }
+
+ private:
+  std::unique_ptr<expressions::Engine> engine_;
+  std::atomic<int> last_run_nice_ = 0;
+};
+
+NiceNotingEngine& Engine() {
+  static NiceNotingEngine* engine =
+      new NiceNotingEngine(expressions::NewJqEngine({.workers = 2}).value());
   return *engine;
 }
 
@@ -612,6 +639,39 @@ TEST_F(ServiceTest, ResolveInlineBoundsItsObjects) {
   status = Resolve(request, &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_THAT(status.error_message(), HasSubstr("more than the 3 objects"));
+}
+
+// A small inline call is resolved on gRPC's calling thread; a large one,
+// or any when small_inline_bytes is 0 (the default, and libjq's), is handed
+// to the work pool, whose threads run at pool_nice.
+TEST_F(ServiceTest, SmallInlineCallsSkipTheHandOffToThePool) {
+  const int own_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  if (own_nice > 12) GTEST_SKIP() << "the test runs at nice " << own_nice;
+  const int pool_nice = own_nice + 7;
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  for (const std::string& pod : SeedJson("Pod")) request.mutable_inline_()->add_pod_json(pod);
+  for (const std::string& job : SeedJson("Job")) request.mutable_inline_()->add_owner_json(job);
+  auto nice_of_resolution = [&] {
+    v1::ResolveWorkloadResponse response;
+    grpc::Status status = Resolve(request, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.workload().ref().name(), "demo");
+    return Engine().last_run_nice();
+  };
+
+  Start({.pool_nice = pool_nice});
+  EXPECT_EQ(nice_of_resolution(), pool_nice);
+  Start({.pool_nice = pool_nice, .small_inline_bytes = 32 << 10});
+  EXPECT_EQ(nice_of_resolution(), own_nice);
+  // Past 64 pods and owners, or past the bytes, the pool again.
+  for (int i = 0; i < 58; ++i) request.mutable_inline_()->add_pod_json("{}");
+  EXPECT_EQ(nice_of_resolution(), own_nice);
+  request.mutable_inline_()->add_pod_json("{}");
+  EXPECT_EQ(nice_of_resolution(), pool_nice);
+  request.mutable_inline_()->clear_pod_json();
+  Start({.pool_nice = pool_nice, .small_inline_bytes = 1000});
+  EXPECT_EQ(nice_of_resolution(), pool_nice);
 }
 
 // The working memory of large inline requests goes back to the system
