@@ -350,8 +350,11 @@ absl::Status PodGroupController::Reconcile(const index::WorkloadKey& key) {
   absl::Status first_error;
   for (const auto& [target, members] : groups) {
     const auto& [scheduler, group_name] = target;
+    // A lambda may not capture a structured binding before C++20 (clang
+    // 14, the fuzz build's compiler, refuses it).
+    const std::string& wanted = group_name;
     auto group = std::find_if(gang.pod_groups().begin(), gang.pod_groups().end(),
-                              [&](const auto& g) { return g.name() == group_name; });
+                              [&wanted](const auto& g) { return g.name() == wanted; });
     if (group == gang.pod_groups().end()) continue;
     PodGroupContext context{.schema = SchemaOf(scheduler)};
     if (scheduler == GangScheduler::kKai) {

@@ -238,9 +238,13 @@ absl::StatusOr<int32_t> SubtreeScale(const CompiledDefinition& def, const Compon
   return CountLeaves(def, *node, instance != nullptr);
 }
 
-absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
-                                                           const ComponentNode& tree,
-                                                           const Json& root) {
+namespace {
+
+// WorkloadPodGroup with the owner's hints already read.
+absl::StatusOr<workloadmap::v1::PodGroup> PodGroupWithHints(Evaluation& eval,
+                                                            const ComponentNode& tree,
+                                                            const Json& root,
+                                                            const OwnerHints& hints) {
   const CompiledDefinition& def = eval.def();
   const auto& form = def.definition->gang.pod_group;
   if (!form) return absl::NotFoundError("the definition has no podGroup gang instructions");
@@ -269,13 +273,23 @@ absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
   } else {
     group.set_min_sub_group(static_cast<int32_t>(form->sub_groups.size()));
   }
-  SetHints(ReadOwnerHints(root), nullptr, group);
+  SetHints(hints, nullptr, group);
   return group;
+}
+
+}  // namespace
+
+absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
+                                                           const ComponentNode& tree,
+                                                           const Json& root) {
+  return PodGroupWithHints(eval, tree, root, ReadOwnerHints(root));
 }
 
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root) {
   WorkloadGang workload{.hints = ReadOwnerHints(root)};
-  if (eval.def().definition->gang.pod_group) workload.group = WorkloadPodGroup(eval, tree, root);
+  if (eval.def().definition->gang.pod_group) {
+    workload.group = PodGroupWithHints(eval, tree, root, workload.hints);
+  }
   return workload;
 }
 
