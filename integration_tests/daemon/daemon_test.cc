@@ -569,7 +569,9 @@ TEST(DaemonTest, AuthenticatesAndAuthorizesCallersAsTheClusterDoes) {
     *request.mutable_ref() = JobSetRef(ns);
     v1::ResolveWorkloadResponse response;
     grpc::Status status = daemon.stub().ResolveWorkload(context.get(), request, &response);
-    if (status.ok()) EXPECT_EQ(response.workload().ref().name(), "demo");
+    if (status.ok()) {
+      EXPECT_EQ(response.workload().ref().name(), "demo");
+    }
     return status;
   };
   // Eventually: the daemon's cache and RBAC's informers catch up.

@@ -20,6 +20,7 @@ namespace wm::kube {
 namespace {
 
 using ::wm::kube::testing::Eventually;
+using wm::testing::SchemalessCrd;
 using wm::testing::Testbed;
 
 // How long a test waits for the cache to catch up before it fails.
@@ -311,20 +312,7 @@ TEST(ClusterCacheIntegrationTest, CustomResourceDefinitionsComeAndGo) {
   EXPECT_FALSE(status_of(widget).served);
   EXPECT_THAT(status_of(widget).message, ::testing::HasSubstr("not served"));
 
-  Json crd = {{"apiVersion", "apiextensions.k8s.io/v1"},
-              {"kind", "CustomResourceDefinition"},
-              {"metadata", {{"name", "widgets.widgets.wm.test"}}},
-              {"spec",
-               {{"group", "widgets.wm.test"},
-                {"scope", "Namespaced"},
-                {"names", {{"plural", "widgets"}, {"singular", "widget"}, {"kind", "Widget"}}},
-                {"versions",
-                 {{{"name", "v1"},
-                   {"served", true},
-                   {"storage", true},
-                   {"schema",
-                    {{"openAPIV3Schema",
-                      {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  Json crd = SchemalessCrd(widget, "widgets", "widget");
   Must(tb.Call("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd));
   ASSERT_TRUE(Eventually([&] { return cache.HasSynced(widget); }, kWait))
       << status_of(widget).message;

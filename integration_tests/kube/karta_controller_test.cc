@@ -26,6 +26,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::wm::kube::testing::Eventually;
+using ::wm::testing::SchemalessCrd;
 using ::wm::testing::Testbed;
 
 constexpr absl::Duration kWait = absl::Seconds(30);
@@ -50,24 +51,7 @@ Json Karta(const std::string& name, const Gvk& root,
 }
 
 Json Crd(const Gvk& gvk, const std::string& plural) {
-  return {{"apiVersion", "apiextensions.k8s.io/v1"},
-          {"kind", "CustomResourceDefinition"},
-          {"metadata", {{"name", plural + "." + gvk.group}}},
-          {"spec",
-           {{"group", gvk.group},
-            {"scope", "Namespaced"},
-            {"names",
-             {{"plural", plural},
-              {"singular", gvk.kind == "Widget" ? "widget" : "gizmo"},
-              {"kind", gvk.kind},
-              {"listKind", gvk.kind + "List"}}},
-            {"versions",
-             {{{"name", gvk.version},
-               {"served", true},
-               {"storage", true},
-               {"schema",
-                {{"openAPIV3Schema",
-                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  return SchemalessCrd(gvk, plural, gvk.kind == "Widget" ? "widget" : "gizmo");
 }
 
 // The controller of one test, over its own cache, leading unless told.

@@ -34,6 +34,7 @@ namespace wm::controllers {
 namespace {
 
 using ::wm::kube::testing::Eventually;
+using ::wm::testing::SchemalessCrd;
 using ::wm::testing::Testbed;
 
 constexpr absl::Duration kWait = absl::Seconds(60);
@@ -47,24 +48,7 @@ const std::string kMemberLabel = "scheduling.x-k8s.io/pod-group";
 // served with any fields. The real CRD (pod_groups_test.sh applies it from
 // the scheduler-plugins module) is used when it is there already.
 Json MinimalPodGroupCrd() {
-  return {{"apiVersion", "apiextensions.k8s.io/v1"},
-          {"kind", "CustomResourceDefinition"},
-          {"metadata", {{"name", "podgroups.scheduling.x-k8s.io"}}},
-          {"spec",
-           {{"group", "scheduling.x-k8s.io"},
-            {"scope", "Namespaced"},
-            {"names",
-             {{"plural", "podgroups"},
-              {"singular", "podgroup"},
-              {"kind", "PodGroup"},
-              {"listKind", "PodGroupList"}}},
-            {"versions",
-             {{{"name", "v1alpha1"},
-               {"served", true},
-               {"storage", true},
-               {"schema",
-                {{"openAPIV3Schema",
-                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+  return SchemalessCrd({"scheduling.x-k8s.io", "v1alpha1", "PodGroup"}, "podgroups", "podgroup");
 }
 
 // Serves the PodGroup kind for the test's life; removes it after only if

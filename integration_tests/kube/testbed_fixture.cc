@@ -166,4 +166,25 @@ absl::StatusOr<std::string> Testbed::ServiceAccountToken(const std::string& ns,
   return token->get<std::string>();
 }
 
+Json SchemalessCrd(const Gvk& gvk, const std::string& plural, const std::string& singular) {
+  return {{"apiVersion", "apiextensions.k8s.io/v1"},
+          {"kind", "CustomResourceDefinition"},
+          {"metadata", {{"name", plural + "." + gvk.group}}},
+          {"spec",
+           {{"group", gvk.group},
+            {"scope", "Namespaced"},
+            {"names",
+             {{"plural", plural},
+              {"singular", singular},
+              {"kind", gvk.kind},
+              {"listKind", gvk.kind + "List"}}},
+            {"versions",
+             {{{"name", gvk.version},
+               {"served", true},
+               {"storage", true},
+               {"schema",
+                {{"openAPIV3Schema",
+                  {{"type", "object"}, {"x-kubernetes-preserve-unknown-fields", true}}}}}}}}}}};
+}
+
 }  // namespace wm::testing

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "server/common/gvk.h"
 #include "server/common/json.h"
 #include "server/kube/api_client.h"
 
@@ -58,6 +59,11 @@ class Testbed {
   std::map<std::string, std::string> env_;
   std::unique_ptr<kube::ApiClient> admin_;
 };
+
+// A namespaced CustomResourceDefinition serving `gvk` (one version) under
+// `plural`, whose objects may hold any fields: what a test needs of a kind
+// it creates and deletes itself.
+Json SchemalessCrd(const Gvk& gvk, const std::string& plural, const std::string& singular);
 
 }  // namespace wm::testing
 
