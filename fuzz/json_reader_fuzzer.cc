@@ -11,32 +11,9 @@
 #include <string>
 
 #include "server/common/json_reader.h"
+#include "server/common/testing/typed_text.h"
 
 namespace {
-
-// Equal values of equal types all the way down. An integer zero may be
-// int64 or uint64 (nlohmann types `-0` int64; simdjson cannot tell it from
-// `0`; server/common/simdjson_tree.h).
-bool SameTree(const wm::Json& a, const wm::Json& b) {
-  if (a.is_number_integer() && b.is_number_integer() && a == 0 && b == 0) return true;
-  if (a.type() != b.type()) return false;
-  if (a.is_object()) {
-    if (a.size() != b.size()) return false;
-    for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j) {
-      if (i.key() != j.key() || !SameTree(*i, *j)) return false;
-    }
-    return true;
-  }
-  if (a.is_array()) {
-    if (a.size() != b.size()) return false;
-    for (size_t i = 0; i < a.size(); ++i) {
-      if (!SameTree(a[i], b[i])) return false;
-    }
-    return true;
-  }
-  // Doubles compare bit for bit in effect (NaN cannot come from JSON text).
-  return a == b;
-}
 
 size_t Depth(const wm::Json& value) {
   size_t deepest = 0;
@@ -65,6 +42,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // Accepted by nlohmann (which refuses numbers past a double's range, as
   // ParseJson does) and within the bound: ParseJson must build the same.
-  if (!parsed.ok() || !SameTree(*parsed, reference)) std::abort();
+  if (!parsed.ok() || wm::testing::TypedText(*parsed) != wm::testing::TypedText(reference)) {
+    std::abort();
+  }
   return 0;
 }

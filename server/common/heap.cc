@@ -2,13 +2,7 @@
 
 #include <malloc.h>
 
-#include <cstddef>
-
-// jemalloc's control interface, present when the program links jemalloc
-// (the daemon does: wm_allocator in CMakeLists.txt); weak, so that programs
-// on glibc's malloc link too and see null.
-extern "C" int mallctl(const char* name, void* old_value, size_t* old_length, void* new_value,
-                       size_t new_length) __attribute__((weak));
+#include "server/common/internal/mallctl.h"
 
 namespace wm {
 

@@ -10,9 +10,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-
-extern "C" int mallctl(const char* name, void* old_value, size_t* old_length, void* new_value,
-                       size_t new_length) __attribute__((weak));
+#include "server/common/internal/mallctl.h"
 
 namespace wm {
 namespace {

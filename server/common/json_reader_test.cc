@@ -8,51 +8,23 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/typed_text.h"
 
 namespace wm {
 namespace {
 
 using ::testing::HasSubstr;
-
-// The tree's text with each number's type (nlohmann tells int64, uint64
-// and double apart; code reading the tree may too). An integer zero is
-// untyped: nlohmann types `-0` int64 and `0` uint64, simdjson cannot tell
-// them apart (both are the number 0, and print alike).
-std::string Typed(const Json& value) {
-  if (value.is_number_integer() && value == 0) return "0";
-  switch (value.type()) {
-    case Json::value_t::object: {
-      std::string out = "{";
-      for (const auto& [key, member] : value.items()) {
-        absl::StrAppend(&out, key, ":", Typed(member), ",");
-      }
-      return out + "}";
-    }
-    case Json::value_t::array: {
-      std::string out = "[";
-      for (const Json& item : value) absl::StrAppend(&out, Typed(item), ",");
-      return out + "]";
-    }
-    case Json::value_t::number_integer:
-      return "i" + value.dump();
-    case Json::value_t::number_unsigned:
-      return "u" + value.dump();
-    case Json::value_t::number_float:
-      return "f" + value.dump();
-    default:
-      return value.dump();
-  }
-}
+using ::wm::testing::TypedText;
 
 // What nlohmann's parser alone makes of `text`: the tree, or "error".
 std::string NlohmannTyped(const std::string& text) {
   Json value = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  return value.is_discarded() ? "error" : Typed(value);
+  return value.is_discarded() ? "error" : TypedText(value);
 }
 
 std::string ParsedTyped(const std::string& text) {
   auto value = ParseJson(text, {.max_depth = 1000});
-  return value.ok() ? Typed(*value) : "error";
+  return value.ok() ? TypedText(*value) : "error";
 }
 
 // {"spec":[[[...]]]} with `depth` levels in all.
