@@ -181,6 +181,24 @@ void BM_IngestFullObjects(benchmark::State& state) {
 }
 BENCHMARK(BM_IngestFullObjects)->Unit(benchmark::kMillisecond);
 
+// What the index pays per pod and per resolution to hand a cached compact
+// pod to the resolver: CachedObject::Document() reassembles the pod's text
+// from its fragments and parses it into a tree, which the resolution frees
+// when it ends (WorkloadIndex::Resolve). Compare with the resolution's own
+// cost per pod (resolve_bench's BM_ResolveJobSet2048Pods).
+void BM_CompactPodDocument(benchmark::State& state) {
+  simdjson::dom::parser parser;
+  absl::StatusOr<WatchEvent> event =
+      DecodeWatchEvent(EventLine(0), ObjectShape::kCompactPod, parser);
+  if (!event.ok()) {
+    state.SkipWithError("decode failed");
+    return;
+  }
+  for (auto _ : state) benchmark::DoNotOptimize(event->object->Document());
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_CompactPodDocument);
+
 // Memory per cached pod: 100,000 distinct compact pods in one store,
 // measured as resident-set growth and as the objects' own accounting.
 void BM_MemoryPerCachedPod(benchmark::State& state) {
