@@ -16,17 +16,26 @@ bool Build(const element& value, size_t levels_left, Json& out) {
     case element_type::OBJECT: {
       if (levels_left == 0) return false;
       out = Json::object();
+      auto& members = out.get_ref<Json::object_t&>();
       for (auto field : simdjson::dom::object(value)) {
-        if (!Build(field.value, levels_left - 1, out[std::string(field.key)])) return false;
+        // Go's encoder writes maps (labels, resources) with sorted keys:
+        // then the end is the place, found with one comparison. A repeated
+        // key keeps its first node and takes the last value, as
+        // nlohmann's parser does.
+        auto member = members.emplace_hint(members.end(), std::string(field.key), nullptr);
+        if (!Build(field.value, levels_left - 1, member->second)) return false;
       }
       return true;
     }
     case element_type::ARRAY: {
       if (levels_left == 0) return false;
       out = Json::array();
-      for (element item : simdjson::dom::array(value)) {
-        out.emplace_back();
-        if (!Build(item, levels_left - 1, out.back())) return false;
+      simdjson::dom::array items(value);
+      auto& elements = out.get_ref<Json::array_t&>();
+      elements.reserve(items.size());
+      for (element item : items) {
+        elements.emplace_back();
+        if (!Build(item, levels_left - 1, elements.back())) return false;
       }
       return true;
     }
