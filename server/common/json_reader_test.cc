@@ -136,6 +136,7 @@ TEST(JsonReaderTest, TheFastPathBuildsWhatNlohmannBuilds) {
                                           "-",
                                           "[1,]",
                                           R"({"a":})",
+                                          R"({"b":1,"a":2,"b":[3],"a":{}})",
                                           "{\"a\":1}\n",
                                           "\t[ true , false ]\r\n"};
   for (const std::string& text : edges) {
