@@ -24,10 +24,6 @@ using ::wm::index::WorkloadView;
 
 namespace {
 constexpr char kResolveWorkload[] = "ResolveWorkload";
-// The most pods plus owners a "small" inline request (Options::
-// small_inline_bytes) may send: with tiny objects ("{}") a few kilobytes
-// would otherwise hold thousands of pods to place on gRPC's thread.
-constexpr int kSmallInlineObjects = 64;
 }  // namespace
 
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
@@ -54,7 +50,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
     const bool small =
         request_bytes->Length() <= static_cast<size_t>(options_.small_inline_bytes) &&
         request->inline_().pod_json_size() + request->inline_().owner_json_size() <=
-            kSmallInlineObjects;
+            kSmallInlineMaxObjects;
     return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes, small] {
       return RunHereOrOffload(
           call, kResolveWorkload, small, [this, request, response_bytes]() -> absl::Status {

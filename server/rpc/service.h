@@ -47,6 +47,11 @@ class WorkloadMapService final
                                   WithRawCallbackMethod_ValidateDefinition<
                                       workloadmap::v1::WorkloadMap::CallbackService>>>>>>> {
  public:
+  // The most pods plus owners an inline request resolved on gRPC's thread
+  // (Options::small_inline_bytes) may send: with tiny objects ("{}") a few
+  // kilobytes would otherwise hold thousands of pods to place there.
+  static constexpr int kSmallInlineMaxObjects = 64;
+
   struct Options {
     int max_page_size = 500;
     // The daemon's gRPC message limit (--max-message-bytes): an answer
@@ -65,11 +70,11 @@ class WorkloadMapService final
     // 10,000 bound a call's working memory to ~50 MB; past it the call
     // fails with INVALID_ARGUMENT naming the fields and the bound.
     int max_inline_objects = 10000;
-    // An inline ResolveWorkload request of at most this many bytes (and 64
-    // pods and owners) is resolved on gRPC's calling thread
-    // instead of the pool: for a workload the size of the seed JobSet (9 KB,
-    // ~40 µs of work) the hand-off, a wake-up on each side, costs as much as
-    // the resolution. 0 hands every one to the pool, as an engine that
+    // An inline ResolveWorkload request of at most this many bytes (and
+    // kSmallInlineMaxObjects pods and owners) is resolved on gRPC's calling
+    // thread instead of the pool: for a workload the size of the seed
+    // JobSet (9 KB, ~40 µs of work) the hand-off, a wake-up on each side,
+    // costs as much as the resolution. 0 hands every one to the pool, as an engine that
     // evaluates in worker processes needs: waiting for a worker must not
     // hold a gRPC thread.
     int small_inline_bytes = 0;

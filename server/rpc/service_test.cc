@@ -664,8 +664,14 @@ TEST_F(ServiceTest, SmallInlineCallsSkipTheHandOffToThePool) {
   EXPECT_EQ(nice_of_resolution(), pool_nice);
   Start({.pool_nice = pool_nice, .small_inline_bytes = 32 << 10});
   EXPECT_EQ(nice_of_resolution(), own_nice);
-  // Past 64 pods and owners, or past the bytes, the pool again.
-  for (int i = 0; i < 58; ++i) request.mutable_inline_()->add_pod_json("{}");
+  // Past kSmallInlineMaxObjects pods and owners, or past the bytes, the
+  // pool again.
+  auto objects = [&] {
+    return request.inline_().pod_json_size() + request.inline_().owner_json_size();
+  };
+  while (objects() < WorkloadMapService::kSmallInlineMaxObjects) {
+    request.mutable_inline_()->add_pod_json("{}");
+  }
   EXPECT_EQ(nice_of_resolution(), own_nice);
   request.mutable_inline_()->add_pod_json("{}");
   EXPECT_EQ(nice_of_resolution(), pool_nice);
