@@ -1,7 +1,6 @@
 #include "server/resolution/pods.h"
 
 #include "absl/strings/str_cat.h"
-#include "server/common/json_path.h"
 
 namespace wm::resolution {
 
@@ -22,6 +21,19 @@ absl::string_view StringMember(const Json* object, absl::string_view key) {
   return value->get_ref<const std::string&>();
 }
 
+// The controller ownerReference's uid in `metadata`, or "".
+absl::string_view ControllerUidIn(const Json* metadata) {
+  const Json* refs = Member(metadata, "ownerReferences");
+  if (refs == nullptr || !refs->is_array()) return "";
+  for (const Json& ref : *refs) {
+    const Json* controller = Member(&ref, "controller");
+    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
+      return StringMember(&ref, "uid");
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 // Each of metadata, spec and status is looked up once: a resolution reads
@@ -35,6 +47,7 @@ PodFacts ReadPod(const Json& pod) {
   facts.name = StringMember(metadata, "name");
   facts.namespace_ = StringMember(metadata, "namespace");
   facts.uid = StringMember(metadata, "uid");
+  facts.controller_uid = ControllerUidIn(metadata);
   facts.node = StringMember(spec, "nodeName");
   facts.phase = StringMember(status, "phase");
   absl::string_view scheduled_reason, ready_reason;
@@ -66,30 +79,21 @@ PodFacts ReadPod(const Json& pod) {
 }
 
 absl::string_view ControllerUid(const Json& object) {
-  const Json* refs = Find(object, {"metadata", "ownerReferences"});
-  if (refs == nullptr || !refs->is_array()) return "";
-  for (const Json& ref : *refs) {
-    if (!ref.is_object()) continue;
-    const Json* controller = Find(ref, {"controller"});
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
-      return FindStringView(ref, {"uid"});
-    }
-  }
-  return "";
+  return ControllerUidIn(Member(&object, "metadata"));
 }
 
-bool OwnedBy(const Json& pod, absl::string_view root_uid, const OwnerIndex& owners, int max_depth) {
+bool OwnedBy(const PodFacts& pod, absl::string_view root_uid, const OwnerIndex& owners,
+             int max_depth) {
   if (root_uid.empty()) return false;
   // A Pod workload owns itself.
-  if (FindStringView(pod, {"metadata", "uid"}) == root_uid) return true;
-  const Json* current = &pod;
+  if (pod.uid == root_uid) return true;
+  absl::string_view owner = pod.controller_uid;
   for (int depth = 0; depth < max_depth; ++depth) {
-    absl::string_view owner = ControllerUid(*current);
     if (owner.empty()) return false;
     if (owner == root_uid) return true;
     auto it = owners.find(owner);
     if (it == owners.end()) return false;
-    current = it->second;
+    owner = ControllerUid(*it->second);
   }
   return false;
 }

@@ -11,12 +11,13 @@
 
 namespace wm::resolution {
 
-// What views need of one pod.
 // What a resolution reads of one pod. The strings are views of `object`,
 // which outlives the resolution (ResolveWorkload's input).
 struct PodFacts {
   const Json* object = nullptr;
   absl::string_view name, namespace_, uid, phase, reason, node;
+  // The uid of the pod's controller ownerReference, or "".
+  absl::string_view controller_uid;
   bool ready = false;
   Resources requests;
   // Why `requests` is empty though the spec asks for some, or "".
@@ -43,8 +44,10 @@ absl::string_view ControllerUid(const Json& object);
 // controller ownerReferences from it reaches `root_uid` within `max_depth`
 // steps (a missing owner ends the chain). Owners may be pods too: a
 // LeaderWorkerSet leader pod owns its group's StatefulSet, a Spark driver
-// pod owns its executors.
-bool OwnedBy(const Json& pod, absl::string_view root_uid, const OwnerIndex& owners,
+// pod owns its executors. Takes the pod's facts, not its tree: a
+// resolution has read them already, and the first step is the one every
+// pod takes.
+bool OwnedBy(const PodFacts& pod, absl::string_view root_uid, const OwnerIndex& owners,
              int max_depth = 8);
 
 }  // namespace wm::resolution

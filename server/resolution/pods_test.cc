@@ -27,12 +27,12 @@ TEST(OwnedByTest, ChainsPassThroughPods) {
   for (const Json* o : {&workers, &leader, &worker, &stranger}) {
     index.try_emplace(o->at("metadata").at("uid").get_ref<const std::string&>(), o);
   }
-  EXPECT_TRUE(OwnedBy(worker, "lws", index));
-  EXPECT_TRUE(OwnedBy(leader, "lws", index));
-  EXPECT_FALSE(OwnedBy(stranger, "lws", index));
-  EXPECT_TRUE(OwnedBy(lws, "lws", index));  // the root owns itself
-  EXPECT_FALSE(OwnedBy(worker, "lws", index, /*max_depth=*/2));
-  EXPECT_FALSE(OwnedBy(worker, "", index));
+  EXPECT_TRUE(OwnedBy(ReadPod(worker), "lws", index));
+  EXPECT_TRUE(OwnedBy(ReadPod(leader), "lws", index));
+  EXPECT_FALSE(OwnedBy(ReadPod(stranger), "lws", index));
+  EXPECT_TRUE(OwnedBy(ReadPod(lws), "lws", index));  // the root owns itself
+  EXPECT_FALSE(OwnedBy(ReadPod(worker), "lws", index, /*max_depth=*/2));
+  EXPECT_FALSE(OwnedBy(ReadPod(worker), "", index));
 }
 
 }  // namespace

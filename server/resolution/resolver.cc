@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "absl/strings/str_cat.h"
@@ -44,9 +45,21 @@ class Resolution {
     SetStatus(*status);
     tree_ = BuildTree(eval_, root_input_);
     CollectPods();
-    std::vector<int> all(pods_.size());
-    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    PlacePods(tree_, all, "");
+    if (options_.include_gang && !def_.definition->gang.empty()) StartGang();
+    // Pods are placed and their gang read a slice at a time. Both read each
+    // pod's tree (its labels, mostly); for a large job the trees do not all
+    // fit the cache, a slice's do, so the second reading finds them there.
+    std::vector<int> slice;
+    for (size_t first = 0; first < pods_.size(); first += kPodsPerSlice) {
+      slice.clear();
+      for (size_t p = first; p < std::min(pods_.size(), first + kPodsPerSlice); ++p) {
+        slice.push_back(static_cast<int>(p));
+      }
+      PlacePods(tree_, slice, "");
+      if (gang_) {
+        for (int p : slice) AddPodGang(p);
+      }
+    }
     Resources total;
     *out_.mutable_root() = BuildComponent(tree_, total, "");
     if (!arithmetic_.ok()) return arithmetic_;
@@ -56,7 +69,7 @@ class Resolution {
       if (!p.facts.node.empty()) nodes.emplace(p.facts.node);
     }
     for (const auto& n : nodes) out_.add_nodes(n);
-    if (options_.include_gang && !def_.definition->gang.empty()) Gang();
+    if (gang_) FinishGang();
     return absl::OkStatus();
   }
 
@@ -94,30 +107,34 @@ class Resolution {
 
   void CollectPods() {
     if (!options_.include_pods && !options_.include_gang) return;
-    OwnerIndex owners;
-    owners.reserve(input_.owners.size() + input_.pods.size());
-    for (const auto* list : {&input_.owners, &input_.pods}) {
-      for (const Json* o : *list) {
-        absl::string_view uid = FindStringView(*o, {"metadata", "uid"});
-        if (!uid.empty()) owners.try_emplace(uid, o);
-      }
-    }
     absl::string_view root_uid = FindStringView(*input_.object, {"metadata", "uid"});
-    std::vector<const Json*> candidates = input_.pods;
+    // Each pod is read once, identity, ownership and facts together: for a
+    // large job the pods' trees no longer fit the cache, and a second pass
+    // over them would miss it again. The index of owners takes the pods'
+    // uids from their facts.
+    std::vector<PodFacts> candidates;
+    candidates.reserve(input_.pods.size() + 1);
+    for (const Json* pod : input_.pods) candidates.push_back(ReadPod(*pod));
+    OwnerIndex owners;
+    owners.reserve(input_.owners.size() + candidates.size());
+    for (const Json* o : input_.owners) {
+      absl::string_view uid = FindStringView(*o, {"metadata", "uid"});
+      if (!uid.empty()) owners.try_emplace(uid, o);
+    }
+    for (const PodFacts& pod : candidates) {
+      if (!pod.uid.empty()) owners.try_emplace(pod.uid, pod.object);
+    }
     // A Pod workload is its own pod.
     if (FindStringView(*input_.object, {"kind"}) == "Pod" &&
         (root_uid.empty() || !owners.contains(root_uid))) {
-      candidates.push_back(input_.object);
+      candidates.push_back(ReadPod(*input_.object));
     }
-    // Each pod is read once, ownership and facts together: for a large
-    // job the pods' trees no longer fit the cache, and a second pass over
-    // them would miss it again. Then the facts are put in name order.
     std::vector<PodFacts> owned;
     owned.reserve(candidates.size());
-    for (const Json* pod : candidates) {
-      if (!root_uid.empty() && !OwnedBy(*pod, root_uid, owners)) continue;
-      owned.push_back(ReadPod(*pod));
+    for (PodFacts& pod : candidates) {
+      if (root_uid.empty() || OwnedBy(pod, root_uid, owners)) owned.push_back(std::move(pod));
     }
+    // Then the facts are put in name order.
     std::vector<int> order(owned.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     std::stable_sort(order.begin(), order.end(),
@@ -162,34 +179,29 @@ class Resolution {
     if (!node.error.ok()) return;  // no instance to hold a pod
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
-    std::vector<int> claimed;
-    if (cdef.HasPodDefinition()) {
-      bool has_type_selector = cdef.pod_selector && cdef.pod_selector->component_type_selector;
+    bool has_type_selector =
+        cdef.HasPodDefinition() && cdef.pod_selector && cdef.pod_selector->component_type_selector;
+    bool claims_all = cdef.HasPodDefinition() && !has_type_selector && def_.SpecCount() == 1;
+    bool multi = compiled.instance_selector != kNone;
+    std::map<std::string, std::vector<int>>& placed = placement_[Key(scope, node.index)];
+    // One pass, each pod asked everything in turn while its tree is in the
+    // cache: for a large job the pods' trees do not all fit.
+    for (int p : candidates) {
+      bool claimed = claims_all;
       if (has_type_selector) {
-        for (int p : candidates) {
-          auto accepts =
-              TypeSelectorAccepts(eval_, node.index, *pods_[p].facts.object, PodInput(p));
-          if (!accepts.ok()) {
-            Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", accepts.status().message()));
-          } else if (*accepts) {
-            claimed.push_back(p);
-          }
+        auto accepts = TypeSelectorAccepts(eval_, node.index, *pods_[p].facts.object, PodInput(p));
+        if (!accepts.ok()) {
+          Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", accepts.status().message()));
         }
-      } else if (def_.SpecCount() == 1) {
-        claimed = candidates;
+        claimed = accepts.ok() && *accepts;
       }
-    }
-    // Descendants inherit the replica key of the nearest ancestor that
-    // declares a replica selector: the key is kept per pod.
-    if (compiled.replica_selector != kNone) {
-      for (int p : candidates) {
+      // Descendants inherit the replica key of the nearest ancestor that
+      // declares a replica selector: the key is kept per pod.
+      if (compiled.replica_selector != kNone) {
         auto key = eval_.Single(compiled.replica_selector, PodInput(p));
         if (key.ok()) pods_[p].replica_key = *key;
       }
-    }
-    std::map<std::string, std::vector<int>>& placed = placement_[Key(scope, node.index)];
-    bool multi = compiled.instance_selector != kNone;
-    for (int p : claimed) {
+      if (!claimed) continue;
       if (!multi) {
         placed[""].push_back(p);
         continue;
@@ -376,36 +388,47 @@ class Resolution {
     }
   }
 
-  void Gang() {
-    v1::GangInstructions* gang = out_.mutable_gang();
-    std::map<std::string, v1::PodGroup> groups;
-    WorkloadGang workload = ReadWorkloadGang(eval_, tree_, *input_.object);
+  // The gang instructions, assembled as the pods are read (Run).
+  void StartGang() {
+    gang_.emplace();
+    gang_->workload = ReadWorkloadGang(eval_, tree_, *input_.object);
+    const WorkloadGang& workload = gang_->workload;
     if (def_.definition->gang.pod_group) {
       if (workload.group.ok()) {
-        groups[workload.group->name()] = *workload.group;
+        gang_->groups[workload.group->name()] = *workload.group;
       } else {
         Warn(absl::StrCat("gang: ", workload.group.status().message()));
       }
     }
-    for (size_t p = 0; p < pods_.size(); ++p) {
-      auto result = GangForPod(eval_, tree_, *input_.object, *pods_[p].facts.object,
-                               PodInput(static_cast<int>(p)), &workload);
-      if (!result.ok()) {
-        v1::PodGangAssignment* a = gang->add_assignments();
-        a->set_pod(pods_[p].facts.name.data(), pods_[p].facts.name.size());
-        a->set_error(std::string(result.status().message()));
-        continue;
-      }
-      *gang->add_assignments() = std::move(result->assignment);
-      // A name's first group is the one reported: the workload's in the
-      // podGroup form, else the first pod's.
-      if (!groups.contains(result->group.name())) {
-        std::string name = result->group.name();
-        groups.emplace(std::move(name), std::move(result->group));
-      }
-    }
-    for (auto& [name, group] : groups) *gang->add_pod_groups() = std::move(group);
   }
+
+  void AddPodGang(int p) {
+    v1::GangInstructions* gang = out_.mutable_gang();
+    const PodFacts& facts = pods_[p].facts;
+    auto result =
+        GangForPod(eval_, tree_, *input_.object, *facts.object, PodInput(p), &gang_->workload);
+    if (!result.ok()) {
+      v1::PodGangAssignment* a = gang->add_assignments();
+      a->set_pod(facts.name.data(), facts.name.size());
+      a->set_error(std::string(result.status().message()));
+      return;
+    }
+    *gang->add_assignments() = std::move(result->assignment);
+    // A name's first group is the one reported: the workload's in the
+    // podGroup form, else the first pod's.
+    if (!gang_->groups.contains(result->group.name())) {
+      std::string name = result->group.name();
+      gang_->groups.emplace(std::move(name), std::move(result->group));
+    }
+  }
+
+  void FinishGang() {
+    v1::GangInstructions* gang = out_.mutable_gang();
+    for (auto& [name, group] : gang_->groups) *gang->add_pod_groups() = std::move(group);
+  }
+
+  // See Run: a slice's pod trees fit the cache (a pod's tree is ~10 KB).
+  static constexpr size_t kPodsPerSlice = 32;
 
   const CompiledDefinition& def_;
   Evaluation& eval_;
@@ -416,6 +439,11 @@ class Resolution {
   ComponentNode tree_;
   std::vector<PodEntry> pods_;
   absl::Status arithmetic_;  // the first overflow or bad quantity met while building
+  struct GangState {
+    WorkloadGang workload;
+    std::map<std::string, v1::PodGroup> groups;  // by name
+  };
+  std::optional<GangState> gang_;  // when gang instructions are asked for
   // scope#component index -> instance id -> pod indices
   std::map<std::string, std::map<std::string, std::vector<int>>> placement_;
 };
