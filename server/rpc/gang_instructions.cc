@@ -24,8 +24,10 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
     v1::GetGangInstructionsResponse* response) {
   static constexpr char kMethod[] = "GetGangInstructions";
   if (request->has_inline_pod()) {
-    return AuthorizedInline(call, kMethod, [this, call, request, response] {
-      return Offload(call, kMethod, [this, request, response]() -> absl::Status {
+    // A pod and its top owner.
+    const bool small = IsSmallInline(request->ByteSizeLong(), 2);
+    return AuthorizedInline(call, kMethod, [this, call, request, response, small] {
+      return RunHereOrOffload(call, kMethod, small, [this, request, response]() -> absl::Status {
         auto cluster = PickCluster(index_, "");
         if (!cluster.ok()) return cluster.status();
         auto pod = ParseJsonField(request->inline_pod().pod_json(), "inline_pod.pod_json");

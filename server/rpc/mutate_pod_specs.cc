@@ -205,13 +205,20 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeMutatePodSpecs(
   // The request's own errors first: they need no target and no access.
   absl::StatusOr<resolution::WorkloadEdit> edit = ToEdit(*request);
   if (!edit.ok()) return RunHere(call, kMutatePodSpecs, [&] { return edit.status(); });
-  auto mutate = [this, call, request, response,
+  // An inline request is a dry run: a small one is served here. One by
+  // reference reads an object of any size, and an apply waits on the
+  // apiserver.
+  const bool small =
+      request->has_inline_() &&
+      IsSmallInline(request->ByteSizeLong(),
+                    request->inline_().pod_json_size() + request->inline_().owner_json_size());
+  auto mutate = [this, call, request, response, small,
                  edit = *std::move(edit)](std::optional<Target> ref) {
-    return Offload(call, kMutatePodSpecs,
-                   [this, call, request, response, edit, ref]() -> absl::Status {
-                     return Mutate(index_, engine_, options_, call.caller.get(), *request, edit,
-                                   ref, response);
-                   });
+    return RunHereOrOffload(call, kMutatePodSpecs, small,
+                            [this, call, request, response, edit, ref]() -> absl::Status {
+                              return Mutate(index_, engine_, options_, call.caller.get(), *request,
+                                            edit, ref, response);
+                            });
   };
   if (request->has_ref()) {
     // The answer holds the object: the caller needs get on it, as kubectl

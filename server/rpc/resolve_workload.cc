@@ -48,9 +48,8 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
   }
   if (request->has_inline_()) {
     const bool small =
-        request_bytes->Length() <= static_cast<size_t>(options_.small_inline_bytes) &&
-        request->inline_().pod_json_size() + request->inline_().owner_json_size() <=
-            kSmallInlineMaxObjects;
+        IsSmallInline(request_bytes->Length(),
+                      request->inline_().pod_json_size() + request->inline_().owner_json_size());
     return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes, small] {
       return RunHereOrOffload(
           call, kResolveWorkload, small, [this, request, response_bytes]() -> absl::Status {

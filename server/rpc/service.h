@@ -70,13 +70,14 @@ class WorkloadMapService final
     // 10,000 bound a call's working memory to ~50 MB; past it the call
     // fails with INVALID_ARGUMENT naming the fields and the bound.
     int max_inline_objects = 10000;
-    // An inline ResolveWorkload request of at most this many bytes (and
-    // kSmallInlineMaxObjects pods and owners) is resolved on gRPC's calling
+    // An inline request (ResolveWorkload, GetGangInstructions' inline_pod,
+    // a MutatePodSpecs dry run) of at most this many bytes, and
+    // kSmallInlineMaxObjects pods and owners, is served on gRPC's calling
     // thread instead of the pool: for a workload the size of the seed
     // JobSet (9 KB, ~40 µs of work) the hand-off, a wake-up on each side,
-    // costs as much as the resolution. 0 hands every one to the pool, as an engine that
-    // evaluates in worker processes needs: waiting for a worker must not
-    // hold a gRPC thread.
+    // costs as much as the resolution. 0 hands every one to the pool, as
+    // an engine that evaluates in worker processes needs: waiting for a
+    // worker must not hold a gRPC thread.
     int small_inline_bytes = 0;
     // Work queued for the pool gives up after this long when the call
     // carries no deadline of its own.
@@ -240,6 +241,12 @@ class WorkloadMapService final
   // apiserver (cached reads, argument checks).
   grpc::ServerUnaryReactor* RunHere(const UnaryCall& call, const char* method,
                                     absl::FunctionRef<absl::Status()> work);
+  // Whether an inline request of `bytes` carrying `objects` pods and
+  // owners is served on the calling thread (Options::small_inline_bytes).
+  bool IsSmallInline(size_t bytes, int objects) const {
+    return bytes <= static_cast<size_t>(options_.small_inline_bytes) &&
+           objects <= kSmallInlineMaxObjects;
+  }
   // RunHere when `here`, else Offload.
   grpc::ServerUnaryReactor* RunHereOrOffload(const UnaryCall& call, const char* method, bool here,
                                              std::function<absl::Status()> work);

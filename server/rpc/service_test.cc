@@ -680,6 +680,47 @@ TEST_F(ServiceTest, SmallInlineCallsSkipTheHandOffToThePool) {
   EXPECT_EQ(nice_of_resolution(), pool_nice);
 }
 
+// So are GetGangInstructions' inline_pod and MutatePodSpecs' inline dry
+// run, within the same bounds.
+TEST_F(ServiceTest, SmallInlineGangAndDryRunCallsSkipTheHandOffToThePool) {
+  const int own_nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  if (own_nice > 12) GTEST_SKIP() << "the test runs at nice " << own_nice;
+  const int pool_nice = own_nice + 7;
+  v1::GetGangInstructionsRequest gang;
+  gang.mutable_inline_pod()->set_pod_json(SeedObject("Pod", "demo-leader-0-0-x0l").dump());
+  gang.mutable_inline_pod()->set_top_owner_json(SeedObject("JobSet", "demo").dump());
+  auto nice_of_gang = [&] {
+    v1::GetGangInstructionsResponse response;
+    grpc::Status status = Gang(gang, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_EQ(response.assignment().pod(), "demo-leader-0-0-x0l");
+    return Engine().last_run_nice();
+  };
+  v1::MutatePodSpecsRequest dry_run;
+  dry_run.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());
+  dry_run.add_changes()->set_scheduler_name("kai-scheduler");
+  auto nice_of_dry_run = [&] {
+    v1::MutatePodSpecsResponse response;
+    grpc::Status status = Mutate(dry_run, &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    EXPECT_FALSE(response.applied());
+    return Engine().last_run_nice();
+  };
+
+  Start({.pool_nice = pool_nice});
+  EXPECT_EQ(nice_of_gang(), pool_nice);
+  EXPECT_EQ(nice_of_dry_run(), pool_nice);
+  Start({.pool_nice = pool_nice, .small_inline_bytes = 32 << 10});
+  EXPECT_EQ(nice_of_gang(), own_nice);
+  EXPECT_EQ(nice_of_dry_run(), own_nice);
+  // Past the bytes, the pool again.
+  ASSERT_GT(gang.ByteSizeLong(), 100u);
+  ASSERT_GT(dry_run.ByteSizeLong(), 100u);
+  Start({.pool_nice = pool_nice, .small_inline_bytes = 100});
+  EXPECT_EQ(nice_of_gang(), pool_nice);
+  EXPECT_EQ(nice_of_dry_run(), pool_nice);
+}
+
 // The working memory of large inline requests goes back to the system
 // when they end (glibc would keep it in its arenas, one per thread): six
 // requests of 4,000 pods, two at a time.
