@@ -60,11 +60,13 @@ bool IsFloat(absl::string_view s) {
 // Types a plain (unquoted, untagged) scalar by the YAML 1.2 core schema.
 // Hand-written rather than std::regex: snapshots and manifests hold
 // hundreds of thousands of scalars, and std::regex costs microseconds each.
+// (A text is returned as `return s;`: C++20 moves a returned local into
+// the Json it converts to.)
 Json ResolvePlainScalar(std::string s) {
   // Only these begin a null, a boolean or a number; most scalars (names,
   // images, label values) are text at once.
   if (!s.empty() && !IsDigit(s[0]) && !absl::StrContains("~nNtTfF+-.", s[0])) {
-    return std::move(s);
+    return s;
   }
   if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
     return nullptr;
@@ -89,7 +91,7 @@ Json ResolvePlainScalar(std::string s) {
       int64_t v = 0;
       auto result = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
       if (result.ec == std::errc() && result.ptr == s.data() + s.size()) return v;
-      return std::move(s);
+      return s;
     }
   }
   if (IsFloat(s)) {
@@ -98,7 +100,7 @@ Json ResolvePlainScalar(std::string s) {
   }
   // Everything else, infinities and NaN included (JSON has neither), is
   // the text it was.
-  return std::move(s);
+  return s;
 }
 
 void Emit(YAML::Emitter& out, const Json& value) {
