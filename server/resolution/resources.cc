@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -18,9 +19,39 @@ absl::Status Overflow(absl::string_view name, int64_t a, absl::string_view op, i
       " overflows the largest quantity (", std::numeric_limits<int64_t>::max(), "m)"));
 }
 
-absl::Status AddMap(Resources& into, const Resources& r) {
+// The amounts of one requirements block (a container's, the pod's, the
+// overhead), names viewed in the tree. A block names two to five resources:
+// read into a small inline vector, it costs no allocation; a Resources map
+// costs one per entry, and a resolution reads the blocks of every
+// container of every pod and template.
+using Amounts = absl::InlinedVector<std::pair<absl::string_view, int64_t>, 4>;
+
+void Set(Amounts& amounts, absl::string_view name, int64_t milli) {
+  for (auto& [n, m] : amounts) {
+    if (n == name) {
+      m = milli;
+      return;
+    }
+  }
+  amounts.emplace_back(name, milli);
+}
+
+const int64_t* Get(const Amounts& amounts, absl::string_view name) {
+  for (const auto& [n, m] : amounts) {
+    if (n == name) return &m;
+  }
+  return nullptr;
+}
+
+int64_t& Entry(Resources& into, absl::string_view name) {
+  auto it = into.find(name);
+  if (it == into.end()) it = into.emplace(std::string(name), 0).first;
+  return it->second;
+}
+
+absl::Status AddMap(Resources& into, const Amounts& r) {
   for (const auto& [name, milli] : r) {
-    int64_t& total = into[name];
+    int64_t& total = Entry(into, name);
     int64_t sum;
     if (__builtin_add_overflow(total, milli, &sum)) return Overflow(name, total, "+", milli);
     total = sum;
@@ -28,50 +59,63 @@ absl::Status AddMap(Resources& into, const Resources& r) {
   return absl::OkStatus();
 }
 
-void MaxMap(Resources& into, const Resources& r) {
-  for (const auto& [name, milli] : r) into[name] = std::max(into[name], milli);
+void MaxMap(Resources& into, const Amounts& r) {
+  for (const auto& [name, milli] : r) {
+    int64_t& total = Entry(into, name);
+    total = std::max(total, milli);
+  }
 }
 
-// Per resource: request, else limit. Kubernetes refuses a quantity that is
-// not one, or is negative; so do we, naming it. `path` names `requirements`
-// in an error; it is only called for one (a resolution reads the resources
-// of every container of every pod).
-absl::StatusOr<Resources> RequirementsRequests(const Json& requirements,
-                                               absl::FunctionRef<std::string()> path) {
-  Resources out;
+// Reads the quantities of `block` (an object of resource names) into
+// `into`, replacing earlier amounts of the same names. Kubernetes refuses
+// a quantity that is not one, or is negative; so do we, naming it: `path`
+// names `block` in an error; it is only called for one.
+absl::Status ReadBlock(const Json& block, absl::FunctionRef<std::string()> path, Amounts& into) {
+  for (const auto& item : block.items()) {
+    const std::string& name = item.key();
+    const Json& value = item.value();
+    auto field = [&] { return absl::StrCat(path(), ".", name); };
+    if (!value.is_string() && !value.is_number()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(), ": ", value.dump(), " is not a quantity"));
+    }
+    std::string number;  // a number's text; a string is read in place
+    auto q = ParseQuantity(value.is_string() ? value.get_ref<const std::string&>()
+                                             : (number = value.dump()));
+    if (!q.ok())
+      return absl::InvalidArgumentError(absl::StrCat(field(), ": ", q.status().message()));
+    if (q->milli < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field(), ": quantity ", value.dump(), " is negative (at least 0)"));
+    }
+    Set(into, name, q->milli);
+  }
+  return absl::OkStatus();
+}
+
+// Per resource: request, else limit. `path` names `requirements`.
+absl::StatusOr<Amounts> RequirementsRequests(const Json& requirements,
+                                             absl::FunctionRef<std::string()> path) {
+  Amounts out;
   if (!requirements.is_object()) return out;
   for (const char* kind : {"limits", "requests"}) {  // requests overwrite limits
     auto it = requirements.find(kind);
     if (it == requirements.end() || !it->is_object()) continue;
-    for (const auto& item : it->items()) {
-      const std::string& name = item.key();
-      const Json& value = item.value();
-      auto field = [&] { return absl::StrCat(path(), ".", kind, ".", name); };
-      if (!value.is_string() && !value.is_number()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field(), ": ", value.dump(), " is not a quantity"));
-      }
-      std::string number;  // a number's text; a string is read in place
-      auto q = ParseQuantity(value.is_string() ? value.get_ref<const std::string&>()
-                                               : (number = value.dump()));
-      if (!q.ok())
-        return absl::InvalidArgumentError(absl::StrCat(field(), ": ", q.status().message()));
-      if (q->milli < 0) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(field(), ": quantity ", value.dump(), " is negative (at least 0)"));
-      }
-      out[name] = q->milli;
+    if (absl::Status s = ReadBlock(
+            *it, [&] { return absl::StrCat(path(), ".", kind); }, out);
+        !s.ok()) {
+      return s;
     }
   }
   return out;
 }
 
 // The requests of `container`, which `path` names in an error.
-absl::StatusOr<Resources> ContainerRequests(const Json& container,
-                                            absl::FunctionRef<std::string()> path) {
-  if (!container.is_object()) return Resources{};
+absl::StatusOr<Amounts> ContainerRequests(const Json& container,
+                                          absl::FunctionRef<std::string()> path) {
+  if (!container.is_object()) return Amounts{};
   auto it = container.find("resources");
-  if (it == container.end()) return Resources{};
+  if (it == container.end()) return Amounts{};
   return RequirementsRequests(*it, [&] { return absl::StrCat(path(), ".resources"); });
 }
 
@@ -98,8 +142,8 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   if (auto it = pod_spec.find("containers"); it != pod_spec.end() && it->is_array()) {
     if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
   }
-  Resources init_max;
   if (auto it = pod_spec.find("initContainers"); it != pod_spec.end() && it->is_array()) {
+    Amounts init_max;
     for (size_t i = 0; i < it->size(); ++i) {
       const Json& c = (*it)[i];
       auto r = ContainerRequests(c, [&] { return absl::StrCat("initContainers[", i, "]"); });
@@ -108,23 +152,29 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
       if (sidecar) {
         if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
       } else {
-        MaxMap(init_max, *r);
+        for (const auto& [name, milli] : *r) {
+          const int64_t* seen = Get(init_max, name);
+          Set(init_max, name, seen == nullptr ? milli : std::max(*seen, milli));
+        }
       }
     }
+    MaxMap(total, init_max);
   }
-  MaxMap(total, init_max);
   if (auto it = pod_spec.find("resources"); it != pod_spec.end() && it->is_object()) {
     auto pod_level = RequirementsRequests(*it, [] { return std::string("resources"); });
     if (!pod_level.ok()) return pod_level.status();
     for (const char* name : {"cpu", "memory"}) {
-      if (pod_level->contains(name)) total[name] = (*pod_level)[name];
+      if (const int64_t* milli = Get(*pod_level, name)) total[name] = *milli;
     }
   }
   if (auto it = pod_spec.find("overhead"); it != pod_spec.end() && it->is_object()) {
-    auto overhead =
-        RequirementsRequests(Json{{"requests", *it}}, [] { return std::string("overhead"); });
-    if (!overhead.ok()) return overhead.status();
-    if (absl::Status s = AddMap(total, *overhead); !s.ok()) return s;
+    Amounts overhead;
+    if (absl::Status s = ReadBlock(
+            *it, [] { return std::string("overhead"); }, overhead);
+        !s.ok()) {
+      return s;
+    }
+    if (absl::Status s = AddMap(total, overhead); !s.ok()) return s;
   }
   return total;
 }
@@ -142,7 +192,11 @@ absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented) {
   }
   if (IsZero(total)) {
     if (auto it = fragmented.find("resources"); it != fragmented.end()) {
-      return RequirementsRequests(*it, [] { return std::string("resources"); });
+      auto r = RequirementsRequests(*it, [] { return std::string("resources"); });
+      if (!r.ok()) return r.status();
+      Resources resources;
+      for (const auto& [name, milli] : *r) resources.emplace(std::string(name), milli);
+      return resources;
     }
   }
   return total;

@@ -2,6 +2,7 @@
 #define WM_SERVER_RESOLUTION_RESOURCES_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -13,7 +14,8 @@ namespace wm::resolution {
 
 // Resource amounts by name, in thousandths of a unit (exact for every
 // Kubernetes quantity that matters; converted for reporting at the end).
-using Resources = std::map<std::string, int64_t>;
+// Looked up by string_view too.
+using Resources = std::map<std::string, int64_t, std::less<>>;
 
 // The request of one pod made from `pod_spec`, as the scheduler and
 // upstream's describe compute it: per resource each container's request,

@@ -51,7 +51,7 @@ TEST(PodSpecRequestsTest, ErrorsNameTheField) {
        "initContainers[0].resources.limits.memory: quantity \"-1\" is negative (at least 0)"},
       {R"({"resources": {"requests": {"cpu": true}}})",
        "resources.requests.cpu: true is not a quantity"},
-      {R"({"overhead": {"memory": "x"}})", "overhead.requests.memory: "},
+      {R"({"overhead": {"memory": "x"}})", "overhead.memory: "},
   };
   for (const Case& c : cases) {
     auto requests = PodSpecRequests(Json::parse(c.spec));
