@@ -160,8 +160,11 @@ class Resolution {
   void Fail(std::string message) {
     if (arithmetic_.ok()) arithmetic_ = absl::InvalidArgumentError(std::move(message));
   }
-  void Check(const absl::Status& status, absl::string_view where) {
-    if (!status.ok()) Fail(absl::StrCat(where, ": ", status.message()));
+  // `where` and `what` name the failed step; they are joined only on a
+  // failure (a resolution checks every instance's arithmetic).
+  void Check(const absl::Status& status, absl::FunctionRef<std::string()> where,
+             absl::string_view what) {
+    if (!status.ok()) Fail(absl::StrCat(where(), what, ": ", status.message()));
   }
 
   void Warn(std::string message) {
@@ -294,6 +297,12 @@ class Resolution {
     if (!split) build_children(ChildScope(scope, node, ""));
     Resources component_total;
     int desired_sum = 0, current_sum = 0, ready_sum = 0;
+    // The pods PlacePods put in each instance of this component.
+    const std::vector<int> no_pods;
+    const std::map<std::string, std::vector<int>>* placed = nullptr;
+    if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
+      placed = &it->second;
+    }
     std::set<std::string> component_nodes;
     for (const auto& instance : node.instances) {
       v1::ComponentInstance* inst = out.add_instances();
@@ -302,8 +311,10 @@ class Resolution {
       if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
       if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
       if (split) build_children(ChildScope(scope, node, instance.id));
-      std::string where = absl::StrCat("component ", cdef.name,
-                                       instance.id.empty() ? "" : " instance " + instance.id);
+      auto where = [&] {
+        return absl::StrCat("component ", cdef.name,
+                            instance.id.empty() ? "" : " instance " + instance.id);
+      };
       Resources per_pod;
       if (cdef.HasPodDefinition()) {
         auto requests = instance.fragmented.is_object() ? FragmentedRequests(instance.fragmented)
@@ -311,25 +322,25 @@ class Resolution {
         if (requests.ok()) {
           per_pod = *std::move(requests);
         } else {
-          Fail(absl::StrCat(where, instance.fragmented.is_object() ? " fragmented" : " pod spec",
+          Fail(absl::StrCat(where(), instance.fragmented.is_object() ? " fragmented" : " pod spec",
                             ": ", requests.status().message()));
         }
       }
       ExportResources(per_pod, inst->mutable_pod_resources());
       int desired = cdef.HasPodDefinition() || cdef.scale ? instance.Desired() : 0;
       Resources instance_total;
-      Check(AddScaled(instance_total, per_pod, desired), where + " resources × replicas");
-      Check(AddScaled(instance_total, children_total, 1), where + " resources");
+      Check(AddScaled(instance_total, per_pod, desired), where, " resources × replicas");
+      Check(AddScaled(instance_total, children_total, 1), where, " resources");
       ExportResources(instance_total, inst->mutable_resources());
-      Check(AddScaled(component_total, instance_total, 1), where + " resources");
+      Check(AddScaled(component_total, instance_total, 1), where, " resources");
 
-      std::vector<int> pods;
-      if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
-        if (auto jt = it->second.find(instance.id); jt != it->second.end()) pods = jt->second;
+      const std::vector<int>* pods = &no_pods;
+      if (placed != nullptr) {
+        if (auto it = placed->find(instance.id); it != placed->end()) pods = &it->second;
       }
       int current = 0, ready = 0;
       std::set<std::string> nodes;
-      for (int p : pods) {
+      for (int p : *pods) {
         const PodFacts& f = pods_[p].facts;
         current += f.Active() ? 1 : 0;
         ready += f.ready ? 1 : 0;
@@ -347,7 +358,7 @@ class Resolution {
         inst->add_nodes(n);
         component_nodes.insert(n);
       }
-      if (options_.include_pods) AddPods(pods, inst);
+      if (options_.include_pods) AddPods(*pods, inst);
       // The last instance (or each, when split) takes the children
       // themselves; the others take copies.
       if (split || &instance == &node.instances.back()) {
@@ -359,8 +370,9 @@ class Resolution {
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
     ExportResources(component_total, out.mutable_resources());
     for (const auto& n : component_nodes) out.add_nodes(n);
-    Check(AddScaled(total, component_total, 1),
-          absl::StrCat("component ", cdef.name, " resources"));
+    Check(
+        AddScaled(total, component_total, 1), [&] { return absl::StrCat("component ", cdef.name); },
+        " resources");
     return out;
   }
 
