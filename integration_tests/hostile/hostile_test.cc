@@ -14,6 +14,7 @@
 
 #include <sys/types.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -91,6 +92,15 @@ constexpr absl::Duration kSettleBound = absl::Seconds(15);
 // 5 s io_timeout plus a margin. A server that queued /healthz behind the
 // idle connections would answer it only after 4 rounds of io_timeout (20 s).
 constexpr int kIdleConnections = 64;
+// The daemon's --grpc-memory-limit here (256 MiB by default), and a request
+// far past it and past --max-message-bytes (16 MiB): gRPC 1.51 would hold
+// it whole before checking its size. What the daemon's resident set may
+// peak at while receiving it, over its resident set before: the limit,
+// and as much again for the allocator and gRPC's other buffers (measured:
+// a 64 MiB limit peaks 72 MiB over; without the limit, the request's size).
+constexpr int64_t kGrpcMemoryLimit = int64_t{64} << 20;
+constexpr size_t kFarOversizedRequestBytes = size_t{320} << 20;
+constexpr int64_t kMaxPeakGrowthBytes = 2 * kGrpcMemoryLimit;
 constexpr absl::Duration kHealthzUnderIdleBound = absl::Seconds(6);
 
 std::string SourcePath(const std::string& relative) {
@@ -118,18 +128,24 @@ std::string Tail(const std::string& text, int lines) {
   return absl::StrJoin(all, "\n");
 }
 
-// VmRSS of /proc/PID/status, in bytes; -1 if unreadable.
-int64_t ResidentBytes(pid_t pid) {
+// A field of /proc/PID/status in kB ("VmRSS:", "VmHWM:"), in bytes; -1 if
+// unreadable.
+int64_t StatusBytes(pid_t pid, absl::string_view field) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
   std::string line;
   while (std::getline(in, line)) {
-    if (!absl::StartsWith(line, "VmRSS:")) continue;
-    std::string kb(absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(6), "kB")));
+    if (!absl::StartsWith(line, field)) continue;
+    std::string kb(absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(field.size()), "kB")));
     int64_t value = 0;
     if (absl::SimpleAtoi(absl::StripAsciiWhitespace(kb), &value)) return value * 1024;
   }
   return -1;
 }
+
+// The resident set now (VmRSS) and its peak since the daemon started
+// (VmHWM), in bytes; -1 if unreadable.
+int64_t ResidentBytes(pid_t pid) { return StatusBytes(pid, "VmRSS:"); }
+int64_t PeakResidentBytes(pid_t pid) { return StatusBytes(pid, "VmHWM:"); }
 
 // VmRSS once it has settled (see kSettleInterval).
 int64_t SettledResidentBytes(pid_t pid) {
@@ -169,9 +185,10 @@ class HostileDaemon {
     fs::create_directories(snapshot);
     fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml",
                   fs::copy_options::overwrite_existing);
-    process_ = std::make_unique<testing::DaemonProcess>(
-        std::vector<std::string>{"--snapshot", snapshot, "--definitions",
-                                 SourcePath(kHostileDefinitionsFile), "--shutdown-grace", "0s"});
+    process_ = std::make_unique<testing::DaemonProcess>(std::vector<std::string>{
+        "--snapshot", snapshot, "--definitions", SourcePath(kHostileDefinitionsFile),
+        "--shutdown-grace", "0s", "--grpc-memory-limit",
+        absl::StrCat(kGrpcMemoryLimit >> 20, "Mi")});
     absl::Status started = process_->Start();
     ASSERT_TRUE(started.ok()) << started;
     channel_ = grpc::CreateChannel(process_->address(), grpc::InsecureChannelCredentials());
@@ -331,6 +348,30 @@ INSTANTIATE_TEST_SUITE_P(Hostile, HttpCaseTest, ::testing::Range<size_t>(0, Http
                          [](const ::testing::TestParamInfo<size_t>& info) {
                            return TestName(HttpCasesOnce()[info.param].name);
                          });
+
+// A request of hundreds of megabytes is cut off once gRPC holds
+// --grpc-memory-limit of it, not buffered whole, and the daemon keeps
+// serving.
+TEST_F(HostileTest, FarOversizedRequestsAreCutOffAtTheMemoryLimit) {
+  const pid_t pid = TheDaemon().process().pid();
+  const int64_t before = SettledResidentBytes(pid);
+  const int64_t peak_before = PeakResidentBytes(pid);
+  ASSERT_GT(before, 0);
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(std::string(kFarOversizedRequestBytes, ' '));
+  RpcResult result = CallRaw(TheDaemon().channel(), "/workloadmap.v1.WorkloadMap/ResolveWorkload",
+                             request.SerializeAsString(), absl::Seconds(60));
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+      << result.status.error_message();
+  ExpectServing("a far oversized request");
+#ifndef WM_HOSTILE_UNDER_ASAN
+  const int64_t peak = PeakResidentBytes(pid);
+  std::cout << "daemon RSS before " << (before >> 20) << " MiB, peak while receiving "
+            << (kFarOversizedRequestBytes >> 20) << " MiB: " << (peak >> 20) << " MiB\n";
+  EXPECT_LE(peak, std::max(peak_before, before + kMaxPeakGrowthBytes))
+      << "before " << before << " bytes, peak before " << peak_before << ", peak " << peak;
+#endif
+}
 
 // Clients that connect and then send nothing, or half a request line, must
 // not keep /healthz (the kubelet's liveness probe) from answering.

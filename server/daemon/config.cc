@@ -608,6 +608,17 @@ constexpr Option kOptions[] = {
     {"max-message-bytes", "WM_MAX_MESSAGE_BYTES", "max-message-bytes", "Limits", "BYTES",
      Kind::kValue, false, "Largest gRPC request or response message.",
      &SetPositiveInt<&Config::max_message_bytes>, nullptr, &ShowInt<&Config::max_message_bytes>},
+    {"grpc-memory-limit", "WM_GRPC_MEMORY_LIMIT", "grpc-memory-limit", "Limits", "BYTES",
+     Kind::kValue, false,
+     "Memory gRPC may hold of requests being received, all connections together (256Mi, 1Gi, "
+     "or bytes; at least 16Mi). gRPC checks --max-message-bytes only once it holds a whole "
+     "message: past this limit it resets streams being received (RESOURCE_EXHAUSTED), so a "
+     "request of gigabytes cannot exhaust the daemon. Keep it above --max-message-bytes times "
+     "the large requests you expect at once.",
+     [](Config& c, absl::string_view v) {
+       return ParseBytes(v, int64_t{16} << 20, &c.grpc_memory_limit_bytes);
+     },
+     nullptr, [](const Config& c) { return FormatReported("memory", c.grpc_memory_limit_bytes); }},
     {"max-page-size", "WM_MAX_PAGE_SIZE", "max-page-size", "Limits", "N", Kind::kValue, false,
      "Most items one page of a List call returns.", &SetPositiveInt<&Config::max_page_size>,
      nullptr, &ShowInt<&Config::max_page_size>},

@@ -140,6 +140,13 @@ struct Config {
   // WatchWorkloads stream), --watch-history (deleted workloads remembered
   // for resuming watches): all > 0.
   int max_message_bytes = 16 << 20;
+  // --grpc-memory-limit (>= 16 MiB): what gRPC may hold of requests being
+  // received, all connections together. Debian's gRPC 1.51 checks a
+  // message's size against --max-message-bytes only once it holds the
+  // whole message, so without this a client could make the daemon buffer
+  // up to 4 GiB per call; past it, gRPC sends idle connections GOAWAY and
+  // resets streams being received (RESOURCE_EXHAUSTED) until it is under.
+  int64_t grpc_memory_limit_bytes = int64_t{256} << 20;
   int max_page_size = 500;
   int watch_queue_size = 1000;
   // --caller-rate, --caller-burst, --caller-max-watches (>= 0; 0: no

@@ -86,6 +86,7 @@ TEST(ConfigTest, Defaults) {
     EXPECT_EQ(c.keepalive_min_ping_interval, absl::Seconds(10));
     EXPECT_EQ(c.shutdown_grace, absl::Seconds(10));
     EXPECT_EQ(c.max_message_bytes, 16 << 20);
+    EXPECT_EQ(c.grpc_memory_limit_bytes, int64_t{256} << 20);
     EXPECT_EQ(c.max_page_size, 500);
     EXPECT_EQ(c.watch_queue_size, 1000);
     EXPECT_EQ(c.watch_history, 10000);
@@ -125,6 +126,7 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
       {"keepalive-min-ping-interval", "1m"},
       {"shutdown-grace", "0"},
       {"max-message-bytes", "1024"},
+      {"grpc-memory-limit", "64Mi"},
       {"max-page-size", "7"},
       {"watch-queue-size", "8"},
       {"unix-socket-mode", "0666"},
@@ -156,6 +158,7 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
     EXPECT_EQ(c.keepalive_min_ping_interval, absl::Minutes(1));
     EXPECT_EQ(c.shutdown_grace, absl::ZeroDuration());
     EXPECT_EQ(c.max_message_bytes, 1024);
+    EXPECT_EQ(c.grpc_memory_limit_bytes, int64_t{64} << 20);
     EXPECT_EQ(c.max_page_size, 7);
     EXPECT_EQ(c.watch_queue_size, 8);
     EXPECT_EQ(c.unix_socket_mode, 0666);
@@ -449,6 +452,8 @@ TEST(ConfigTest, BadValuesNameTheFlagAndValue) {
             "invalid value \"lots\" for --watch-queue-size: " + positive},
            {{"--jq-memory-limit=100Mi"},
             "invalid value \"100Mi\" for --jq-memory-limit: must be at least 128Mi"},
+           {{"--grpc-memory-limit=8Mi"},
+            "invalid value \"8Mi\" for --grpc-memory-limit: must be at least 16Mi"},
            {{"--jq-memory-limit=lots"},
             "invalid value \"lots\" for --jq-memory-limit: must be a number of bytes, as in "
             "512Mi, 1Gi or 536870912"},
@@ -896,6 +901,7 @@ const std::vector<std::string> kFlags = {
     "keepalive-min-ping-interval",
     "shutdown-grace",
     "max-message-bytes",
+    "grpc-memory-limit",
     "max-page-size",
     "watch-queue-size",
     "caller-rate",

@@ -12,6 +12,7 @@
 #include "grpc/health/v1/health.pb.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/common/file.h"
@@ -195,6 +196,11 @@ absl::Status Daemon::StartServer() {
   }
   builder.SetMaxReceiveMessageSize(config_.max_message_bytes);
   builder.SetMaxSendMessageSize(config_.max_message_bytes);
+  // gRPC 1.51 holds a message whole before it checks its size: the quota
+  // bounds what it may hold (Config::grpc_memory_limit_bytes).
+  grpc::ResourceQuota quota("workloadmapd");
+  quota.Resize(static_cast<size_t>(config_.grpc_memory_limit_bytes));
+  builder.SetResourceQuota(quota);
   // Accept clients' keepalive pings (Go and Python clients often ping
   // every 10-30 s, even between calls) instead of answering them with
   // GOAWAY too_many_pings; ping idle clients to find dead watch streams.
