@@ -108,10 +108,11 @@ class Resolution {
   void CollectPods() {
     if (!options_.include_pods && !options_.include_gang) return;
     absl::string_view root_uid = FindStringView(*input_.object, {"metadata", "uid"});
-    // Each pod is read once, identity, ownership and facts together: for a
-    // large job the pods' trees no longer fit the cache, and a second pass
-    // over them would miss it again. The index of owners takes the pods'
-    // uids from their facts.
+    // Each pod's facts (identity, owner, phase, requests) are read in one
+    // pass: for a large job the pods' trees do not fit the cache, and every
+    // pass over them misses it again (placement and gang, which read the
+    // labels, go a slice at a time: Run). Ownership and the index of owners
+    // take the pods' uids from their facts.
     std::vector<PodFacts> candidates;
     candidates.reserve(input_.pods.size() + 1);
     for (const Json* pod : input_.pods) candidates.push_back(ReadPod(*pod));
