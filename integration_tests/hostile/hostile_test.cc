@@ -365,8 +365,9 @@ TEST_F(HostileTest, FarOversizedRequestsAreCutOffAtTheMemoryLimit) {
       << result.status.error_message();
   ExpectServing("a far oversized request");
   const int64_t peak = PeakResidentBytes(pid);
-  std::cout << "daemon RSS before " << (before >> 20) << " MiB, peak while receiving "
-            << (kFarOversizedRequestBytes >> 20) << " MiB: " << (peak >> 20) << " MiB\n";
+  std::cout << "daemon RSS before " << (before >> 20) << " MiB (peak " << (peak_before >> 20)
+            << " MiB), peak while receiving " << (kFarOversizedRequestBytes >> 20)
+            << " MiB: " << (peak >> 20) << " MiB\n";
 #ifndef WM_HOSTILE_UNDER_ASAN  // ASan's shadow memory and quarantine are no measure
   EXPECT_LE(peak, std::max(peak_before, before + kMaxPeakGrowthBytes))
       << "before " << before << " bytes, peak before " << peak_before << ", peak " << peak;
