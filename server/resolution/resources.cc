@@ -66,6 +66,13 @@ void MaxMap(Resources& into, const Amounts& r) {
   }
 }
 
+void MaxMap(Amounts& into, const Amounts& r) {
+  for (const auto& [name, milli] : r) {
+    const int64_t* seen = Get(into, name);
+    Set(into, name, seen == nullptr ? milli : std::max(*seen, milli));
+  }
+}
+
 // Reads the quantities of `block` (an object of resource names) into
 // `into`, replacing earlier amounts of the same names. Kubernetes refuses
 // a quantity that is not one, or is negative; so do we, naming it: `path`
@@ -152,10 +159,7 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
       if (sidecar) {
         if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
       } else {
-        for (const auto& [name, milli] : *r) {
-          const int64_t* seen = Get(init_max, name);
-          Set(init_max, name, seen == nullptr ? milli : std::max(*seen, milli));
-        }
+        MaxMap(init_max, *r);
       }
     }
     MaxMap(total, init_max);
