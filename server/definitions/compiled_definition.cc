@@ -73,6 +73,9 @@ void CompileComponent(const ComponentDefinition& c, const std::string& path, Pro
                                    c.pod_selector->instance_id_path);
     out.replica_selector = b.Read(FieldPath(FieldPath(sp, "replicaSelector"), "keyPath"),
                                   c.pod_selector->replica_key_path);
+    const auto& ts = c.pod_selector->component_type_selector;
+    out.type_key_is_instance_id = ts && ts->key_path && !ts->value && ts->match_labels.empty() &&
+                                  ts->key_path == c.pod_selector->instance_id_path;
   }
   if (c.suspend) {
     std::string sp = FieldPath(path, "suspendDefinition");

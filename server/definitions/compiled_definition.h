@@ -39,6 +39,10 @@ struct CompiledComponent {
   // replica key.
   ExprIndex type_key = kNone, type_equality = kNone;
   ExprIndex instance_selector = kNone, replica_selector = kNone;
+  // Whether the type selector is only `keyPath`, the same expression as the
+  // instance selector's (JobSet's role label names both): then a pod with
+  // an instance id has a type key, and placement need not evaluate both.
+  bool type_key_is_instance_id = false;
 
   std::vector<ExprIndex> suspend_paths, resume_paths;  // path(action.path)
 

@@ -303,6 +303,12 @@ void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_li
   TrimComponent(to->mutable_root(), include_pods, pod_limit);
 }
 
+void MoveTrimmed(v1::ResolvedWorkload&& from, bool include_pods, int pod_limit,
+                 v1::ResolvedWorkload* to) {
+  *to = std::move(from);
+  TrimComponent(to->mutable_root(), include_pods, pod_limit);
+}
+
 std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     const Cluster& cluster, const Gvk& gvk, std::shared_ptr<const kube::CachedObject> object) {
   auto view = std::make_shared<WorkloadView>();

@@ -295,7 +295,7 @@ WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const
 
 absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
                                    const Json& pod, Session::InputId pod_input,
-                                   const WorkloadGang* workload) {
+                                   const WorkloadGang* workload, bool with_workload_group) {
   const CompiledDefinition& def = eval.def();
   std::optional<WorkloadGang> read_here;
   if (workload == nullptr) workload = &read_here.emplace(ReadWorkloadGang(eval, tree, root));
@@ -306,8 +306,10 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
 
   if (def.definition->gang.pod_group) {
     if (!workload->group.ok()) return workload->group.status();
-    result.group = *workload->group;
-    SetHints(workload->hints, &pod, result.group);
+    if (with_workload_group) {
+      result.group = *workload->group;
+      SetHints(workload->hints, &pod, result.group);
+    }
     if (component.ok()) result.assignment.set_component(def.components[*component].def->name);
     // As KAI does: the pod joins the first subgroup whose component or a
     // descendant has a type selector accepting it; a subtree without any
@@ -332,7 +334,7 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
         break;
       }
     }
-    result.assignment.set_pod_group(result.group.name());
+    result.assignment.set_pod_group(workload->group->name());
     return result;
   }
   if (def.definition->gang.pod_groups.empty()) {

@@ -69,10 +69,15 @@ WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const
 
 // The PodGroup KAI would create for `pod` of the workload `root` (its top
 // owner), and which subgroup the pod joins. `workload`, when given, is
-// ReadWorkloadGang(eval, tree, root); otherwise it is read here.
+// ReadWorkloadGang(eval, tree, root); otherwise it is read here. In the
+// `podGroup` form every pod joins the workload's group; without
+// `with_workload_group` (a resolution, which reports that group once for
+// thousands of pods) it is not copied into the answer, whose `group` is
+// then empty.
 absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
                                    const Json& pod, expressions::Session::InputId pod_input,
-                                   const WorkloadGang* workload = nullptr);
+                                   const WorkloadGang* workload = nullptr,
+                                   bool with_workload_group = true);
 
 // The workload's PodGroup in the `podGroup` form, which needs no pod; fails
 // with NotFound for definitions with only the alpha form.

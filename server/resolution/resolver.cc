@@ -192,7 +192,10 @@ class Resolution {
     // cache: for a large job the pods' trees do not all fit.
     for (int p : candidates) {
       bool claimed = claims_all;
-      if (has_type_selector) {
+      if (has_type_selector && compiled.type_key_is_instance_id &&
+          eval_.Single(compiled.instance_selector, PodInput(p)).ok()) {
+        claimed = true;  // its instance id is the type key's one output
+      } else if (has_type_selector) {
         auto accepts = TypeSelectorAccepts(eval_, node.index, *pods_[p].facts.object, PodInput(p));
         if (!accepts.ok()) {
           Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", accepts.status().message()));
@@ -419,7 +422,8 @@ class Resolution {
     v1::GangInstructions* gang = out_.mutable_gang();
     const PodFacts& facts = pods_[p].facts;
     auto result =
-        GangForPod(eval_, tree_, *input_.object, *facts.object, PodInput(p), &gang_->workload);
+        GangForPod(eval_, tree_, *input_.object, *facts.object, PodInput(p), &gang_->workload,
+                   /*with_workload_group=*/false);
     if (!result.ok()) {
       v1::PodGangAssignment* a = gang->add_assignments();
       a->set_pod(facts.name.data(), facts.name.size());
@@ -428,8 +432,8 @@ class Resolution {
     }
     *gang->add_assignments() = std::move(result->assignment);
     // A name's first group is the one reported: the workload's in the
-    // podGroup form, else the first pod's.
-    if (!gang_->groups.contains(result->group.name())) {
+    // podGroup form (StartGang), else the first pod's.
+    if (!result->group.name().empty() && !gang_->groups.contains(result->group.name())) {
       std::string name = result->group.name();
       gang_->groups.emplace(std::move(name), std::move(result->group));
     }

@@ -20,6 +20,7 @@ using internal::ResolveInline;
 using internal::SerializeMessage;
 using internal::TopOwnerOf;
 using ::wm::index::CopyTrimmed;
+using ::wm::index::MoveTrimmed;
 using ::wm::index::WorkloadView;
 
 namespace {
@@ -63,7 +64,7 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
             request->clear_inline_();  // its JSON texts, before the trim
             if (!resolved.ok()) return resolved.status();
             v1::ResolveWorkloadResponse response;
-            CopyTrimmed(*resolved, request->include_pods(), request->pod_limit(),
+            MoveTrimmed(*std::move(resolved), request->include_pods(), request->pod_limit(),
                         response.mutable_workload());
             return SerializeMessage(response, response_bytes);
           });
