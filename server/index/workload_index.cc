@@ -86,7 +86,7 @@ void TrimComponent(v1::Component* component, bool include_pods, int pod_limit) {
       });
       order.resize(pod_limit);
       std::sort(order.begin(), order.end());
-      google::protobuf::RepeatedPtrField<v1::Pod> kept;
+      google::protobuf::RepeatedPtrField<v1::Pod> kept(instance.GetArena());
       for (int i : order) *kept.Add() = pods[i];
       instance.mutable_pods()->Swap(&kept);
     }
@@ -300,13 +300,11 @@ std::vector<std::shared_ptr<WorkloadView>> WorkloadIndex::ResolveBatch(
 void CopyTrimmed(const v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
                  v1::ResolvedWorkload* to) {
   *to = from;
-  TrimComponent(to->mutable_root(), include_pods, pod_limit);
+  TrimPods(include_pods, pod_limit, to);
 }
 
-void MoveTrimmed(v1::ResolvedWorkload&& from, bool include_pods, int pod_limit,
-                 v1::ResolvedWorkload* to) {
-  *to = std::move(from);
-  TrimComponent(to->mutable_root(), include_pods, pod_limit);
+void TrimPods(bool include_pods, int pod_limit, v1::ResolvedWorkload* workload) {
+  TrimComponent(workload->mutable_root(), include_pods, pod_limit);
 }
 
 std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(

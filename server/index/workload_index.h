@@ -209,11 +209,9 @@ class WorkloadIndex {
 // all), the unhealthy ones kept first, or with none unless include_pods.
 void CopyTrimmed(const workloadmap::v1::ResolvedWorkload& from, bool include_pods, int pod_limit,
                  workloadmap::v1::ResolvedWorkload* to);
-// The same for an answer nobody else holds (an inline resolution's): moved,
-// not copied. REQUIRES: `to` is on the same arena as `from` (or neither is
-// on one), or the move is a copy.
-void MoveTrimmed(workloadmap::v1::ResolvedWorkload&& from, bool include_pods, int pod_limit,
-                 workloadmap::v1::ResolvedWorkload* to);
+// The same trimming done in place, on an answer nobody else holds (an
+// inline resolution's).
+void TrimPods(bool include_pods, int pod_limit, workloadmap::v1::ResolvedWorkload* workload);
 
 // The summary row of a resolved workload (ListWorkloads).
 workloadmap::v1::WorkloadSummary Summarize(const WorkloadView& view);

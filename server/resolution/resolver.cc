@@ -61,7 +61,7 @@ class Resolution {
       }
     }
     Resources total;
-    *out_.mutable_root() = BuildComponent(tree_, total, "");
+    BuildComponent(tree_, total, "", *out_.mutable_root());
     if (!arithmetic_.ok()) return arithmetic_;
     ExportResources(total, out_.mutable_resources());
     std::set<std::string> nodes;
@@ -268,11 +268,12 @@ class Resolution {
     counts->set_ready(ready);
   }
 
-  v1::Component BuildComponent(const ComponentNode& node, Resources& total,
-                               const std::string& scope) {
+  // Builds the component in `out`, in place: on the answer's arena when it
+  // has one, every part of it is allocated there and nothing is copied.
+  void BuildComponent(const ComponentNode& node, Resources& total, const std::string& scope,
+                      v1::Component& out) {
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
-    v1::Component out;
     out.set_name(cdef.name);
     if (cdef.kind) {
       out.mutable_kind()->set_group(cdef.kind->group);
@@ -284,18 +285,18 @@ class Resolution {
       out.mutable_error()->set_field_path(FieldPathOf(node.error));
       out.mutable_error()->set_message(DetailOf(node.error));
       SetCounts(out.mutable_replicas(), 0, 0, 0);
-      return out;
+      return;
     }
     // Children once; each instance carries a copy (upstream's shape),
     // unless the component splits its children's pods per instance.
     bool split = SplitsChildren(node);
-    std::vector<v1::Component> children;
+    google::protobuf::RepeatedPtrField<v1::Component> children(out.GetArena());
     Resources children_total;
     auto build_children = [&](const std::string& child_scope) {
-      children.clear();
+      children.Clear();
       children_total.clear();
       for (const auto& child : node.children) {
-        children.push_back(BuildComponent(child, children_total, child_scope));
+        BuildComponent(child, children_total, child_scope, *children.Add());
       }
     };
     if (!split) build_children(ChildScope(scope, node, ""));
@@ -366,9 +367,9 @@ class Resolution {
       // The last instance (or each, when split) takes the children
       // themselves; the others take copies.
       if (split || &instance == &node.instances.back()) {
-        for (auto& child : children) *inst->add_children() = std::move(child);
+        inst->mutable_children()->Swap(&children);
       } else {
-        for (const auto& child : children) *inst->add_children() = child;
+        *inst->mutable_children() = children;
       }
     }
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
@@ -377,7 +378,6 @@ class Resolution {
     Check(
         AddScaled(total, component_total, 1), [&] { return absl::StrCat("component ", cdef.name); },
         " resources");
-    return out;
   }
 
   void AddPods(std::vector<int> pods, v1::ComponentInstance* inst) {
@@ -471,17 +471,24 @@ absl::StatusOr<v1::ResolvedWorkload> ResolveWorkload(const CompiledDefinition& d
                                                      expressions::Engine& engine,
                                                      const WorkloadInput& input,
                                                      const ResolveOptions& options) {
+  v1::ResolvedWorkload out;
+  if (absl::Status status = ResolveWorkloadInto(def, engine, input, options, out); !status.ok()) {
+    return status;
+  }
+  return out;
+}
+
+absl::Status ResolveWorkloadInto(const CompiledDefinition& def, expressions::Engine& engine,
+                                 const WorkloadInput& input, const ResolveOptions& options,
+                                 v1::ResolvedWorkload& out) {
   if (input.object == nullptr || !input.object->is_object()) {
     return absl::InvalidArgumentError("the workload must be a JSON object");
   }
-  v1::ResolvedWorkload out;
-  absl::Status status = engine.Run([&](Session& session) {
+  return engine.Run([&](Session& session) {
     Evaluation eval(def, session);
     Resolution resolution(def, eval, input, options, out);
     return resolution.Run();
   });
-  if (!status.ok()) return status;
-  return out;
 }
 
 }  // namespace wm::resolution

@@ -46,6 +46,18 @@ absl::StatusOr<workloadmap::v1::ResolvedWorkload> ResolveWorkload(
     const definitions::CompiledDefinition& def, expressions::Engine& engine,
     const WorkloadInput& input, const ResolveOptions& options = {});
 
+// The same answer built in `out`, on `out`'s protobuf arena when it has
+// one: an answer has a message and several strings per pod, which an arena
+// allocates by bumping a pointer and frees at once. For callers that
+// discard the answer with its arena (an inline call's response); the
+// index's views keep heap messages, which hold no arena's unused block.
+// REQUIRES: `out` is empty. On failure `out` holds a partial answer to
+// discard.
+absl::Status ResolveWorkloadInto(const definitions::CompiledDefinition& def,
+                                 expressions::Engine& engine, const WorkloadInput& input,
+                                 const ResolveOptions& options,
+                                 workloadmap::v1::ResolvedWorkload& out);
+
 }  // namespace wm::resolution
 
 #endif  // WM_SERVER_RESOLUTION_RESOLVER_H_

@@ -49,12 +49,14 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
         v1::InlineWorkload in;
         in.set_object_json(owner->dump());
         in.add_pod_json(pod->dump());
-        auto resolved = ResolveInline(engine_, **cluster, in, true, options_.max_inline_objects);
-        if (!resolved.ok()) return resolved.status();
-        *response->mutable_gang() = resolved->gang();
-        *response->mutable_top_owner() = resolved->ref();
+        v1::ResolvedWorkload resolved;
+        absl::Status status =
+            ResolveInline(engine_, **cluster, in, true, options_.max_inline_objects, resolved);
+        if (!status.ok()) return status;
+        *response->mutable_gang() = resolved.gang();
+        *response->mutable_top_owner() = resolved.ref();
         std::string name = FindString(*pod, {"metadata", "name"});
-        for (const auto& a : resolved->gang().assignments()) {
+        for (const auto& a : resolved.gang().assignments()) {
           if (a.pod() == name) *response->mutable_assignment() = a;
         }
         if (response->assignment().pod().empty()) {

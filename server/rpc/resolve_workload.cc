@@ -1,6 +1,7 @@
 // ResolveWorkload: a workload by reference (from the index) or inline.
 #include <memory>
 
+#include "google/protobuf/arena.h"
 #include "grpcpp/support/slice.h"
 #include "server/common/heap.h"
 #include "server/rpc/internal/messages.h"
@@ -20,7 +21,7 @@ using internal::ResolveInline;
 using internal::SerializeMessage;
 using internal::TopOwnerOf;
 using ::wm::index::CopyTrimmed;
-using ::wm::index::MoveTrimmed;
+using ::wm::index::TrimPods;
 using ::wm::index::WorkloadView;
 
 namespace {
@@ -59,14 +60,18 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
             HeapTrimAfterLargeWork trim(request->ByteSizeLong());
             auto cluster = PickCluster(index_, "");
             if (!cluster.ok()) return cluster.status();
-            auto resolved = ResolveInline(engine_, **cluster, request->inline_(), true,
-                                          options_.max_inline_objects);
+            // The answer is built in the response, on an arena: its many small
+            // parts are allocated by bumping a pointer and freed at once.
+            google::protobuf::Arena arena;
+            auto* response =
+                google::protobuf::Arena::CreateMessage<v1::ResolveWorkloadResponse>(&arena);
+            absl::Status resolved =
+                ResolveInline(engine_, **cluster, request->inline_(), true,
+                              options_.max_inline_objects, *response->mutable_workload());
             request->clear_inline_();  // its JSON texts, before the trim
-            if (!resolved.ok()) return resolved.status();
-            v1::ResolveWorkloadResponse response;
-            MoveTrimmed(*std::move(resolved), request->include_pods(), request->pod_limit(),
-                        response.mutable_workload());
-            return SerializeMessage(response, response_bytes);
+            if (!resolved.ok()) return resolved;
+            TrimPods(request->include_pods(), request->pod_limit(), response->mutable_workload());
+            return SerializeMessage(*response, response_bytes);
           });
     });
   }

@@ -604,6 +604,19 @@ TEST_F(ServiceTest, ResolveInline) {
   EXPECT_TRUE(SameMessage(cached.workload().root(), w.root()));
   EXPECT_TRUE(SameMessage(cached.workload().gang(), w.gang()));
 
+  // The answer is trimmed where it was built (on the call's arena): at
+  // most one pod per instance, the counts still cover all; or no pods.
+  request.set_pod_limit(1);
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  worker = FindInstance(response.workload().root(), "replicatedjob", "worker");
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->pods_size(), 1);
+  EXPECT_EQ(Counts(worker->replicas()), "2/2/2");
+  request.set_include_pods(false);
+  ASSERT_TRUE(Resolve(request, &response).ok());
+  EXPECT_EQ(CountPods(response.workload().root()), 0);
+  EXPECT_EQ(response.workload().resources().quantities().at("nvidia.com/gpu"), 12);
+
   // Without pods or owners, the spec still gives the desired scale.
   v1::ResolveWorkloadRequest bare;
   bare.mutable_inline_()->set_object_json(SeedObject("JobSet", "demo").dump());

@@ -66,10 +66,9 @@ absl::StatusOr<Gvk> GvkOf(const Json& object, const std::string& field) {
   return GvkFromApiVersion(api_version, kind);
 }
 
-absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
-                                                   const Cluster& cluster,
-                                                   const v1::InlineWorkload& in, bool gang,
-                                                   int max_objects) {
+absl::Status ResolveInline(expressions::Engine& engine, const Cluster& cluster,
+                           const v1::InlineWorkload& in, bool gang, int max_objects,
+                           v1::ResolvedWorkload& out) {
   if (in.pod_json_size() + in.owner_json_size() > max_objects) {
     return absl::InvalidArgumentError(
         absl::StrCat("inline.pod_json and inline.owner_json: ", in.pod_json_size(), " pods and ",
@@ -100,12 +99,11 @@ absl::StatusOr<v1::ResolvedWorkload> ResolveInline(expressions::Engine& engine,
   resolution::ResolveOptions options;
   options.cluster = cluster.name();
   options.include_gang = gang;
-  auto resolved = resolution::ResolveWorkload(**def, engine, input, options);
+  absl::Status resolved = resolution::ResolveWorkloadInto(**def, engine, input, options, out);
   if (!resolved.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("inline.object_json: ", resolved.status().message()));
+    return absl::InvalidArgumentError(absl::StrCat("inline.object_json: ", resolved.message()));
   }
-  return resolved;
+  return absl::OkStatus();
 }
 
 }  // namespace wm::rpc::internal

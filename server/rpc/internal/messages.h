@@ -60,10 +60,12 @@ Json MessageToJson(const Message& message) {
 }
 
 // Resolves an object the caller sent, with the definitions of `cluster`,
-// if it comes with at most `max_objects` pods and owners.
-absl::StatusOr<workloadmap::v1::ResolvedWorkload> ResolveInline(
-    expressions::Engine& engine, const index::Cluster& cluster,
-    const workloadmap::v1::InlineWorkload& in, bool gang, int max_objects);
+// if it comes with at most `max_objects` pods and owners, into `out` (on
+// its arena, if it has one: resolution::ResolveWorkloadInto). REQUIRES:
+// `out` is empty.
+absl::Status ResolveInline(expressions::Engine& engine, const index::Cluster& cluster,
+                           const workloadmap::v1::InlineWorkload& in, bool gang, int max_objects,
+                           workloadmap::v1::ResolvedWorkload& out);
 
 }  // namespace wm::rpc::internal
 
