@@ -49,6 +49,8 @@ class Session {
 
   // Makes `input` available to Evaluate. Loading once and evaluating many
   // expressions against it avoids converting the document per expression.
+  // A session's inputs are numbered 0, 1, 2, ... in the order loaded, so
+  // callers may keep what they learn per input in a vector.
   virtual InputId Load(const Json& input) = 0;
 
   // All outputs of expression `index` of `program` applied to the input, in

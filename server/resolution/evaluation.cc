@@ -38,9 +38,14 @@ absl::StatusOr<std::vector<Json>> Evaluation::All(definitions::ExprIndex index,
 
 absl::StatusOr<std::string> Evaluation::Single(definitions::ExprIndex index,
                                                expressions::Session::InputId input) {
-  auto [it, inserted] = singles_.try_emplace({index, input}, "");
-  if (inserted) it->second = EvaluateSingle(index, input);
-  return it->second;
+  if (input < 0) return EvaluateSingle(index, input);  // the session says which input is unknown
+  if (static_cast<size_t>(input) >= singles_.size()) singles_.resize(input + 1);
+  auto& answers = singles_[input];
+  for (const auto& [expression, answer] : answers) {
+    if (expression == index) return answer;
+  }
+  answers.emplace_back(index, EvaluateSingle(index, input));
+  return answers.back().second;
 }
 
 absl::StatusOr<std::string> Evaluation::EvaluateSingle(definitions::ExprIndex index,

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "server/common/json.h"
 #include "server/definitions/compiled_definition.h"
@@ -46,8 +46,11 @@ class Evaluation {
 
   const definitions::CompiledDefinition& def_;
   expressions::Session& session_;
-  absl::flat_hash_map<std::pair<definitions::ExprIndex, expressions::Session::InputId>,
-                      absl::StatusOr<std::string>>
+  // Single's answers by input, then expression: an input is asked a few
+  // (a pod: its instance id and replica key), and a large job has
+  // thousands of inputs.
+  std::vector<
+      absl::InlinedVector<std::pair<definitions::ExprIndex, absl::StatusOr<std::string>>, 2>>
       singles_;
 };
 
