@@ -619,6 +619,13 @@ constexpr Option kOptions[] = {
        return ParseBytes(v, int64_t{16} << 20, &c.grpc_memory_limit_bytes);
      },
      nullptr, [](const Config& c) { return FormatReported("memory", c.grpc_memory_limit_bytes); }},
+    {"pod-tree-cache", "WM_POD_TREE_CACHE", "pod-tree-cache", "Limits", "BYTES", Kind::kValue,
+     false,
+     "Memory the trees of large workloads' pods may keep between resolutions (64Mi, or bytes; "
+     "0: none). A workload with 32 or more objects below it keeps its pods' trees, so when one "
+     "pod changes only that pod's tree is rebuilt; about 5 KB a pod.",
+     [](Config& c, absl::string_view v) { return ParseBytes(v, 0, &c.pod_tree_cache_bytes); },
+     nullptr, [](const Config& c) { return FormatReported("memory", c.pod_tree_cache_bytes); }},
     {"max-page-size", "WM_MAX_PAGE_SIZE", "max-page-size", "Limits", "N", Kind::kValue, false,
      "Most items one page of a List call returns.", &SetPositiveInt<&Config::max_page_size>,
      nullptr, &ShowInt<&Config::max_page_size>},

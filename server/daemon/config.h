@@ -147,6 +147,9 @@ struct Config {
   // up to 4 GiB per call; past it, gRPC sends idle connections GOAWAY and
   // resets streams being received (RESOURCE_EXHAUSTED) until it is under.
   int64_t grpc_memory_limit_bytes = int64_t{256} << 20;
+  // --pod-tree-cache (>= 0): what the trees of large workloads' pods may
+  // keep between resolutions (index::WorkloadIndex::Options).
+  int64_t pod_tree_cache_bytes = int64_t{64} << 20;
   int max_page_size = 500;
   int watch_queue_size = 1000;
   // --caller-rate, --caller-burst, --caller-max-watches (>= 0; 0: no

@@ -87,6 +87,7 @@ TEST(ConfigTest, Defaults) {
     EXPECT_EQ(c.shutdown_grace, absl::Seconds(10));
     EXPECT_EQ(c.max_message_bytes, 16 << 20);
     EXPECT_EQ(c.grpc_memory_limit_bytes, int64_t{256} << 20);
+    EXPECT_EQ(c.pod_tree_cache_bytes, int64_t{64} << 20);
     EXPECT_EQ(c.max_page_size, 500);
     EXPECT_EQ(c.watch_queue_size, 1000);
     EXPECT_EQ(c.watch_history, 10000);
@@ -127,6 +128,7 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
       {"shutdown-grace", "0"},
       {"max-message-bytes", "1024"},
       {"grpc-memory-limit", "64Mi"},
+      {"pod-tree-cache", "0"},
       {"max-page-size", "7"},
       {"watch-queue-size", "8"},
       {"unix-socket-mode", "0666"},
@@ -159,6 +161,7 @@ TEST(ConfigTest, EveryFlagTakesSpaceAndEqualsForms) {
     EXPECT_EQ(c.shutdown_grace, absl::ZeroDuration());
     EXPECT_EQ(c.max_message_bytes, 1024);
     EXPECT_EQ(c.grpc_memory_limit_bytes, int64_t{64} << 20);
+    EXPECT_EQ(c.pod_tree_cache_bytes, 0);
     EXPECT_EQ(c.max_page_size, 7);
     EXPECT_EQ(c.watch_queue_size, 8);
     EXPECT_EQ(c.unix_socket_mode, 0666);
@@ -454,6 +457,9 @@ TEST(ConfigTest, BadValuesNameTheFlagAndValue) {
             "invalid value \"100Mi\" for --jq-memory-limit: must be at least 128Mi"},
            {{"--grpc-memory-limit=8Mi"},
             "invalid value \"8Mi\" for --grpc-memory-limit: must be at least 16Mi"},
+           {{"--pod-tree-cache=lots"},
+            "invalid value \"lots\" for --pod-tree-cache: must be a number of bytes, as in 512Mi, "
+            "1Gi or 536870912"},
            {{"--jq-memory-limit=lots"},
             "invalid value \"lots\" for --jq-memory-limit: must be a number of bytes, as in "
             "512Mi, 1Gi or 536870912"},
@@ -902,6 +908,7 @@ const std::vector<std::string> kFlags = {
     "shutdown-grace",
     "max-message-bytes",
     "grpc-memory-limit",
+    "pod-tree-cache",
     "max-page-size",
     "watch-queue-size",
     "caller-rate",

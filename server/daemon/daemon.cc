@@ -51,6 +51,7 @@ int Daemon::Run() {
   engine_ = *std::move(engine);
   index::WorkloadIndex::Options index_options;
   index_options.history = static_cast<size_t>(config_.watch_history);
+  index_options.pod_tree_cache_bytes = static_cast<size_t>(config_.pod_tree_cache_bytes);
   index_ = std::make_unique<index::WorkloadIndex>(*engine_, index_options);
   if (absl::Status s = StartClusters(); !s.ok()) return Fatal("no cluster to serve", s);
   index_->Start();

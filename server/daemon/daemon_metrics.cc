@@ -68,6 +68,20 @@ void Daemon::AddMetrics() {
             {{"ok"}, static_cast<double>(c.resolutions - c.resolution_errors)},
             {{"error"}, static_cast<double>(c.resolution_errors)}};
       });
+  metrics_.AddCounterCallback(
+      "workloadmap_pod_tree_cache_lookups_total",
+      "Pods of large workloads whose tree a resolution found kept (hit) or rebuilt (miss).",
+      {"result"}, [this] {
+        kube::DocumentCache::Stats s = index_->pod_tree_cache_stats();
+        return std::vector<observability::Sample>{{{"hit"}, static_cast<double>(s.hits)},
+                                                  {{"miss"}, static_cast<double>(s.misses)}};
+      });
+  metrics_.AddGaugeCallback("workloadmap_pod_tree_cache_bytes",
+                            "Memory the kept pod trees take, about (at most --pod-tree-cache).", {},
+                            [this] {
+                              return std::vector<observability::Sample>{
+                                  {{}, static_cast<double>(index_->pod_tree_cache_stats().bytes)}};
+                            });
   authentications_ = metrics_.AddCounter(
       "workloadmap_authentications_total",
       "Callers authenticated (code OK) or refused, decided from a cache or by the apiserver.",

@@ -124,7 +124,7 @@ v1::WorkloadSummary Summarize(const WorkloadView& view) {
 }
 
 WorkloadIndex::WorkloadIndex(expressions::Engine& engine, Options options)
-    : engine_(engine), options_(options) {
+    : engine_(engine), options_(options), pod_trees_(options.pod_tree_cache_bytes) {
   // Revisions start at a random point of [2^62, 2^63), so a revision from
   // an earlier process, or from another replica behind the same Service,
   // falls outside this one's history (odds about 10^4 in 2^62) and the client
@@ -329,8 +329,10 @@ std::shared_ptr<WorkloadView> WorkloadIndex::Resolve(
     std::vector<std::shared_ptr<const Json>> held;
     resolution::WorkloadInput input;
     input.object = document.get();
-    for (const auto& found : cluster.view().Descendants(object->uid())) {
-      held.push_back(found.object->Document());
+    std::vector<kube::ClusterView::Found> descendants = cluster.view().Descendants(object->uid());
+    const bool keep_trees = descendants.size() >= kPodTreeCacheMinObjects;
+    for (const auto& found : descendants) {
+      held.push_back(keep_trees ? pod_trees_.Document(found.object) : found.object->Document());
       (found.gvk == PodGvk() ? input.pods : input.owners).push_back(held.back().get());
     }
     resolution::ResolveOptions options;

@@ -18,6 +18,7 @@
 #include "server/common/work_pool.h"
 #include "server/expressions/engine.h"
 #include "server/index/cluster.h"
+#include "server/kube/document_cache.h"
 #include "server/kube/store.h"
 #include "workloadmap/v1/service.pb.h"
 
@@ -88,7 +89,15 @@ class WorkloadIndex {
     // order, after the whole batch is resolved: each workload's views stay
     // in order and subscribers see one writer.
     int resolver_threads = 0;
+    // What the trees of large workloads' pods kept between resolutions may
+    // take (kube::DocumentCache); 0 keeps none. A workload of at least
+    // kPodTreeCacheMinObjects objects below it keeps its pods' trees: a
+    // large job resolved again when one pod changes then rebuilds that
+    // pod's tree only. A small workload rebuilds its few in microseconds,
+    // and leaves the budget to the jobs where it saves milliseconds.
+    size_t pod_tree_cache_bytes = 64 << 20;
   };
+  static constexpr size_t kPodTreeCacheMinObjects = 32;
   // Called on the resolver thread with each event; must not block.
   using Listener = std::function<void(const WorkloadEvent&)>;
 
@@ -151,6 +160,7 @@ class WorkloadIndex {
     uint64_t changes = 0;
   };
   Counters counters() const;
+  kube::DocumentCache::Stats pod_tree_cache_stats() const { return pod_trees_.stats(); }
 
  private:
   struct Pending {
@@ -177,6 +187,7 @@ class WorkloadIndex {
 
   expressions::Engine& engine_;
   const Options options_;
+  kube::DocumentCache pod_trees_;
   std::vector<Cluster*> clusters_;
   std::thread resolver_;
   // Helpers of the resolver thread (resolver_threads - 1 of them).

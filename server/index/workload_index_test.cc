@@ -316,6 +316,65 @@ TEST_F(WorkloadIndexTest, PodNotReadyModifiesTheJobSetOnce) {
   index_.Unsubscribe(sub->id);
 }
 
+// A workload with many pods keeps their trees between resolutions
+// (Options::pod_tree_cache_bytes): when one pod changes, only its tree is
+// rebuilt, and the answer is the one an index without the cache gives.
+TEST(WorkloadIndexPodTreeTest, ALargeWorkloadRebuildsOnlyTheChangedPodsTree) {
+  FakeCluster with_cluster(Catalog()), without_cluster(Catalog());
+  WorkloadIndex with(Engine(), {}), without(Engine(), {.pod_tree_cache_bytes = 0});
+  with.AddCluster(&with_cluster);
+  without.AddCluster(&without_cluster);
+  with.Start();
+  without.Start();
+  std::vector<Json> objects = SeedObjects();
+  Json extra = Find(objects, "Pod", "demo-worker-0-0-x0w");
+  constexpr int kExtra = 40;  // 43 pods and 3 Jobs: past kPodTreeCacheMinObjects
+  for (int i = 0; i < kExtra; ++i) {
+    extra["metadata"]["name"] = absl::StrCat("demo-worker-0-extra-", i);
+    extra["metadata"]["uid"] = absl::StrCat("extra-uid-", i);
+    objects.push_back(extra);
+  }
+  auto put = [&](const Json& object) {
+    with_cluster.Put(with, object);
+    without_cluster.Put(without, object);
+    with.WaitForIdle();
+    without.WaitForIdle();
+  };
+  for (const Json& object : objects) put(object);
+  auto view = with.Get(kDemo);
+  ASSERT_NE(view, nullptr);
+  ASSERT_TRUE(view->error.ok()) << view->error;
+  EXPECT_EQ(Row(view->summary, "worker")->replicas().ready(), 2 + kExtra);
+  const kube::DocumentCache::Stats before = with.pod_tree_cache_stats();
+  EXPECT_EQ(before.trees, 3u + kExtra);
+  EXPECT_EQ(without.pod_tree_cache_stats().trees, 0u);
+
+  // One pod stops being ready: a new version of it, a new tree.
+  Json sick = objects.back();
+  sick["metadata"]["resourceVersion"] = "2000";
+  for (Json& condition : sick["status"]["conditions"]) {
+    if (condition["type"] == "Ready") condition["status"] = "False";
+  }
+  const uint64_t resolutions = with.counters().resolutions;
+  put(sick);
+  ASSERT_EQ(with.counters().resolutions, resolutions + 1);
+  const kube::DocumentCache::Stats after = with.pod_tree_cache_stats();
+  EXPECT_EQ(after.misses - before.misses, 1u);  // the sick pod's
+  EXPECT_EQ(after.hits - before.hits, 2u + kExtra);
+  view = with.Get(kDemo);
+  auto reference = without.Get(kDemo);
+  ASSERT_NE(view, nullptr);
+  ASSERT_NE(reference, nullptr);
+  EXPECT_EQ(Row(view->summary, "worker")->replicas().ready(), 1 + kExtra);
+  EXPECT_EQ(Row(view->summary, "worker")->replicas().current(), 2 + kExtra);
+  ASSERT_NE(view->resolved, nullptr);
+  ASSERT_NE(reference->resolved, nullptr);
+  EXPECT_TRUE(
+      google::protobuf::util::MessageDifferencer::Equals(*view->resolved, *reference->resolved));
+  with.Stop();
+  without.Stop();
+}
+
 TEST_F(WorkloadIndexTest, DeletingTheJobSetPublishesItsLastView) {
   FeedSeed();
   Recorder& recorder = recorder_;
