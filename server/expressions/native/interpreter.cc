@@ -670,9 +670,17 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
           // gojq checks the path before looking at the elements: an empty
           // array that is not a path fails too.
           flow = Fail("invalid path on iterating against: " + TypePreview(t));
-        } else if (p == nullptr) {  // no keys to build: the elements alone
-          for (auto it = t.begin(); it != t.end() && flow == Flow::kContinue; ++it) {
-            flow = consumer.Pass(emit(target.Member(*it), nullptr));
+        } else if (p == nullptr && t.is_array()) {  // no keys to build: the elements alone
+          // The containers are walked directly: nlohmann's iterators ask
+          // which kind they walk at every step.
+          for (const Json& element : t.get_ref<const Json::array_t&>()) {
+            flow = consumer.Pass(emit(target.Member(element), nullptr));
+            if (flow != Flow::kContinue) break;
+          }
+        } else if (p == nullptr) {
+          for (const auto& [key, member] : t.get_ref<const Json::object_t&>()) {
+            flow = consumer.Pass(emit(target.Member(member), nullptr));
+            if (flow != Flow::kContinue) break;
           }
         } else if (t.is_array()) {
           for (size_t i = 0; i < t.size() && flow == Flow::kContinue; ++i) {

@@ -50,9 +50,15 @@ bool PathPlan::WalkFrom(size_t step, const Json& value, size_t max_outputs,
     const Step& s = steps_[step];
     if (s.iterate) {
       // `[]` over null is an error: the interpreter words it.
-      if (!current->is_structured()) return false;
-      for (const Json& element : *current) {
-        if (!WalkFrom(step + 1, element, max_outputs, outputs)) return false;
+      if (current->is_array()) {
+        for (const Json& element : current->get_ref<const Json::array_t&>()) {
+          if (!WalkFrom(step + 1, element, max_outputs, outputs)) return false;
+        }
+        return true;
+      }
+      if (!current->is_object()) return false;
+      for (const auto& [key, member] : current->get_ref<const Json::object_t&>()) {
+        if (!WalkFrom(step + 1, member, max_outputs, outputs)) return false;
       }
       return true;
     }

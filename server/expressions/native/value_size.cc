@@ -4,18 +4,22 @@ namespace wm::expressions::native {
 
 size_t ApproximateBytes(const Json& value) {
   constexpr size_t kNode = 16;
+  // The containers are walked directly, not through nlohmann's iterators:
+  // this runs over every output, pod templates included.
   switch (value.type()) {
     case Json::value_t::string:
       return kNode + value.get_ref<const std::string&>().size();
     case Json::value_t::array: {
       size_t total = kNode;
-      for (const Json& element : value) total += ApproximateBytes(element);
+      for (const Json& element : value.get_ref<const Json::array_t&>()) {
+        total += ApproximateBytes(element);
+      }
       return total;
     }
     case Json::value_t::object: {
       size_t total = kNode;
-      for (auto it = value.begin(); it != value.end(); ++it) {
-        total += kNode + it.key().size() + ApproximateBytes(*it);
+      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+        total += kNode + key.size() + ApproximateBytes(member);
       }
       return total;
     }
