@@ -3,12 +3,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/string_view.h"
+
 namespace wm {
 
 // The document model of every layer. Objects keep their keys sorted, which
 // is also the order gojq (upstream's engine) iterates them in: converting a
 // Json to a jq value therefore reproduces upstream's iteration order.
 using Json = nlohmann::json;
+
+// The member `key` of `object`, or null when it has none. REQUIRES:
+// object.is_object(). Looked up in nlohmann's underlying map: its own
+// find() wraps the answer in an iterator whose making and comparing cost
+// about as much as the lookup, and lookups in pods' trees are what a
+// resolution of a large job does most.
+inline const Json* FindMember(const Json& object, absl::string_view key) {
+  const Json::object_t& members = object.get_ref<const Json::object_t&>();
+  auto it = members.find(key);
+  return it == members.end() ? nullptr : &it->second;
+}
 
 }  // namespace wm
 

@@ -43,9 +43,8 @@ const Json* Find(const Json& document, std::initializer_list<absl::string_view> 
   const Json* current = &document;
   for (absl::string_view key : keys) {
     if (!current->is_object()) return nullptr;
-    auto it = current->find(key);  // transparent comparator: no string is built
-    if (it == current->end()) return nullptr;
-    current = &*it;
+    current = FindMember(*current, key);
+    if (current == nullptr) return nullptr;
   }
   return current;
 }

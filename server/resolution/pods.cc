@@ -10,8 +10,7 @@ namespace {
 // object.
 const Json* Member(const Json* object, absl::string_view key) {
   if (object == nullptr || !object->is_object()) return nullptr;
-  auto it = object->find(key);
-  return it == object->end() ? nullptr : &*it;
+  return FindMember(*object, key);
 }
 
 // A view of the string member `key`, or "".
@@ -25,7 +24,7 @@ absl::string_view StringMember(const Json* object, absl::string_view key) {
 absl::string_view ControllerUidIn(const Json* metadata) {
   const Json* refs = Member(metadata, "ownerReferences");
   if (refs == nullptr || !refs->is_array()) return "";
-  for (const Json& ref : *refs) {
+  for (const Json& ref : refs->get_ref<const Json::array_t&>()) {
     const Json* controller = Member(&ref, "controller");
     if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
       return StringMember(&ref, "uid");

@@ -64,11 +64,13 @@ class Resolution {
     BuildComponent(tree_, total, "", *out_.mutable_root());
     if (!arithmetic_.ok()) return arithmetic_;
     ExportResources(total, out_.mutable_resources());
-    std::set<std::string> nodes;
+    // Views of the pods' own node names (they outlive the resolution), in
+    // order: a name is copied once, into the answer.
+    std::set<absl::string_view> nodes;
     for (const auto& p : pods_) {
-      if (!p.facts.node.empty()) nodes.emplace(p.facts.node);
+      if (!p.facts.node.empty()) nodes.insert(p.facts.node);
     }
-    for (const auto& n : nodes) out_.add_nodes(n);
+    for (absl::string_view n : nodes) out_.add_nodes(n.data(), n.size());
     if (gang_) FinishGang();
     return absl::OkStatus();
   }
@@ -130,19 +132,19 @@ class Resolution {
         (root_uid.empty() || !owners.contains(root_uid))) {
       candidates.push_back(ReadPod(*input_.object));
     }
-    std::vector<PodFacts> owned;
-    owned.reserve(candidates.size());
-    for (PodFacts& pod : candidates) {
-      if (root_uid.empty() || OwnedBy(pod, root_uid, owners)) owned.push_back(std::move(pod));
+    // The owned pods' facts, in name order, moved once.
+    std::vector<int> order;
+    order.reserve(candidates.size());
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      if (root_uid.empty() || OwnedBy(candidates[i], root_uid, owners)) {
+        order.push_back(static_cast<int>(i));
+      }
     }
-    // Then the facts are put in name order.
-    std::vector<int> order(owned.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return owned[a].name < owned[b].name; });
-    pods_.reserve(owned.size());
+                     [&](int a, int b) { return candidates[a].name < candidates[b].name; });
+    pods_.reserve(order.size());
     for (int i : order) {
-      pods_.push_back({std::move(owned[i])});
+      pods_.push_back({std::move(candidates[i])});
       const PodFacts& facts = pods_.back().facts;
       if (!facts.requests_problem.empty()) {
         Warn(absl::StrCat("pod ", facts.name, ": ", facts.requests_problem,
@@ -308,7 +310,7 @@ class Resolution {
     if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
       placed = &it->second;
     }
-    std::set<std::string> component_nodes;
+    std::set<absl::string_view> component_nodes;  // views, as Run's
     for (const auto& instance : node.instances) {
       v1::ComponentInstance* inst = out.add_instances();
       inst->set_id(instance.id);
@@ -344,12 +346,12 @@ class Resolution {
         if (auto it = placed->find(instance.id); it != placed->end()) pods = &it->second;
       }
       int current = 0, ready = 0;
-      std::set<std::string> nodes;
+      std::set<absl::string_view> nodes;
       for (int p : *pods) {
         const PodFacts& f = pods_[p].facts;
         current += f.Active() ? 1 : 0;
         ready += f.ready ? 1 : 0;
-        if (!f.node.empty()) nodes.emplace(f.node);
+        if (!f.node.empty()) nodes.insert(f.node);
       }
       SetCounts(inst->mutable_replicas(), desired, current, ready);
       if (__builtin_add_overflow(desired_sum, desired, &desired_sum)) {
@@ -359,8 +361,8 @@ class Resolution {
       }
       current_sum += current;
       ready_sum += ready;
-      for (const auto& n : nodes) {
-        inst->add_nodes(n);
+      for (absl::string_view n : nodes) {
+        inst->add_nodes(n.data(), n.size());
         component_nodes.insert(n);
       }
       if (options_.include_pods) AddPods(*pods, inst);
@@ -374,7 +376,7 @@ class Resolution {
     }
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
     ExportResources(component_total, out.mutable_resources());
-    for (const auto& n : component_nodes) out.add_nodes(n);
+    for (absl::string_view n : component_nodes) out.add_nodes(n.data(), n.size());
     Check(
         AddScaled(total, component_total, 1), [&] { return absl::StrCat("component ", cdef.name); },
         " resources");

@@ -77,10 +77,9 @@ void MaxMap(Amounts& into, const Amounts& r) {
 // `into`, replacing earlier amounts of the same names. Kubernetes refuses
 // a quantity that is not one, or is negative; so do we, naming it: `path`
 // names `block` in an error; it is only called for one.
+// REQUIRES: block.is_object().
 absl::Status ReadBlock(const Json& block, absl::FunctionRef<std::string()> path, Amounts& into) {
-  for (const auto& item : block.items()) {
-    const std::string& name = item.key();
-    const Json& value = item.value();
+  for (const auto& [name, value] : block.get_ref<const Json::object_t&>()) {
     auto field = [&] { return absl::StrCat(path(), ".", name); };
     if (!value.is_string() && !value.is_number()) {
       return absl::InvalidArgumentError(
@@ -106,10 +105,10 @@ absl::StatusOr<Amounts> RequirementsRequests(const Json& requirements,
   Amounts out;
   if (!requirements.is_object()) return out;
   for (const char* kind : {"limits", "requests"}) {  // requests overwrite limits
-    auto it = requirements.find(kind);
-    if (it == requirements.end() || !it->is_object()) continue;
+    const Json* block = FindMember(requirements, kind);
+    if (block == nullptr || !block->is_object()) continue;
     if (absl::Status s = ReadBlock(
-            *it, [&] { return absl::StrCat(path(), ".", kind); }, out);
+            *block, [&] { return absl::StrCat(path(), ".", kind); }, out);
         !s.ok()) {
       return s;
     }
@@ -121,9 +120,9 @@ absl::StatusOr<Amounts> RequirementsRequests(const Json& requirements,
 absl::StatusOr<Amounts> ContainerRequests(const Json& container,
                                           absl::FunctionRef<std::string()> path) {
   if (!container.is_object()) return Amounts{};
-  auto it = container.find("resources");
-  if (it == container.end()) return Amounts{};
-  return RequirementsRequests(*it, [&] { return absl::StrCat(path(), ".resources"); });
+  const Json* resources = FindMember(container, "resources");
+  if (resources == nullptr) return Amounts{};
+  return RequirementsRequests(*resources, [&] { return absl::StrCat(path(), ".resources"); });
 }
 
 // Adds each container's requests of `list` (a Json array, named `name`) to
@@ -146,13 +145,15 @@ bool IsZero(const Resources& r) {
 absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   Resources total;
   if (!pod_spec.is_object()) return total;
-  if (auto it = pod_spec.find("containers"); it != pod_spec.end() && it->is_array()) {
-    if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
+  if (const Json* containers = FindMember(pod_spec, "containers");
+      containers != nullptr && containers->is_array()) {
+    if (absl::Status s = AddContainers(total, *containers, "containers"); !s.ok()) return s;
   }
-  if (auto it = pod_spec.find("initContainers"); it != pod_spec.end() && it->is_array()) {
+  if (const Json* init_containers = FindMember(pod_spec, "initContainers");
+      init_containers != nullptr && init_containers->is_array()) {
     Amounts init_max;
-    for (size_t i = 0; i < it->size(); ++i) {
-      const Json& c = (*it)[i];
+    for (size_t i = 0; i < init_containers->size(); ++i) {
+      const Json& c = (*init_containers)[i];
       auto r = ContainerRequests(c, [&] { return absl::StrCat("initContainers[", i, "]"); });
       if (!r.ok()) return r.status();
       bool sidecar = c.is_object() && c.value("restartPolicy", "") == "Always";
@@ -164,17 +165,19 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
     }
     MaxMap(total, init_max);
   }
-  if (auto it = pod_spec.find("resources"); it != pod_spec.end() && it->is_object()) {
-    auto pod_level = RequirementsRequests(*it, [] { return std::string("resources"); });
+  if (const Json* resources = FindMember(pod_spec, "resources");
+      resources != nullptr && resources->is_object()) {
+    auto pod_level = RequirementsRequests(*resources, [] { return std::string("resources"); });
     if (!pod_level.ok()) return pod_level.status();
     for (const char* name : {"cpu", "memory"}) {
       if (const int64_t* milli = Get(*pod_level, name)) total[name] = *milli;
     }
   }
-  if (auto it = pod_spec.find("overhead"); it != pod_spec.end() && it->is_object()) {
+  if (const Json* block = FindMember(pod_spec, "overhead");
+      block != nullptr && block->is_object()) {
     Amounts overhead;
     if (absl::Status s = ReadBlock(
-            *it, [] { return std::string("overhead"); }, overhead);
+            *block, [] { return std::string("overhead"); }, overhead);
         !s.ok()) {
       return s;
     }
@@ -186,17 +189,18 @@ absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
 absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented) {
   Resources total;
   if (!fragmented.is_object()) return total;
-  if (auto it = fragmented.find("containers"); it != fragmented.end() && it->is_array()) {
-    if (absl::Status s = AddContainers(total, *it, "containers"); !s.ok()) return s;
+  if (const Json* containers = FindMember(fragmented, "containers");
+      containers != nullptr && containers->is_array()) {
+    if (absl::Status s = AddContainers(total, *containers, "containers"); !s.ok()) return s;
   }
-  if (auto it = fragmented.find("container"); it != fragmented.end()) {
-    auto r = ContainerRequests(*it, [] { return std::string("container"); });
+  if (const Json* container = FindMember(fragmented, "container"); container != nullptr) {
+    auto r = ContainerRequests(*container, [] { return std::string("container"); });
     if (!r.ok()) return r.status();
     if (absl::Status s = AddMap(total, *r); !s.ok()) return s;
   }
   if (IsZero(total)) {
-    if (auto it = fragmented.find("resources"); it != fragmented.end()) {
-      auto r = RequirementsRequests(*it, [] { return std::string("resources"); });
+    if (const Json* requirements = FindMember(fragmented, "resources"); requirements != nullptr) {
+      auto r = RequirementsRequests(*requirements, [] { return std::string("resources"); });
       if (!r.ok()) return r.status();
       Resources resources;
       for (const auto& [name, milli] : *r) resources.emplace(std::string(name), milli);

@@ -223,8 +223,8 @@ Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
     return Flow::kContinue;
   }
   if (k.is_string() && t.is_object()) {
-    auto it = t.find(k.get_ref<const std::string&>());
-    out = it == t.end() ? Value() : target.Member(*it);
+    const Json* member = FindMember(t, k.get_ref<const std::string&>());
+    out = member == nullptr ? Value() : target.Member(*member);
     return Flow::kContinue;
   }
   if (k.is_number() && t.is_array()) {

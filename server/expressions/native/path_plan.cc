@@ -64,8 +64,8 @@ bool PathPlan::WalkFrom(size_t step, const Json& value, size_t max_outputs,
     }
     if (current->is_null()) continue;  // null.key is null, and so is every key after it
     if (!current->is_object()) return false;
-    auto it = current->find(s.key);
-    current = it == current->end() ? &NullJson() : &*it;
+    const Json* member = FindMember(*current, s.key);
+    current = member == nullptr ? &NullJson() : member;
   }
   if (outputs.size() >= max_outputs) return false;
   outputs.push_back(current);
