@@ -79,7 +79,11 @@ void MaxMap(Amounts& into, const Amounts& r) {
 // names `block` in an error; it is only called for one.
 // REQUIRES: block.is_object().
 absl::Status ReadBlock(const Json& block, absl::FunctionRef<std::string()> path, Amounts& into) {
-  for (const auto& [name, value] : block.get_ref<const Json::object_t&>()) {
+  for (const auto& member : block.get_ref<const Json::object_t&>()) {
+    // Not a structured binding: `field` captures the name (clang 14, which
+    // builds the fuzzers, refuses to capture bindings).
+    const std::string& name = member.first;
+    const Json& value = member.second;
     auto field = [&] { return absl::StrCat(path(), ".", name); };
     if (!value.is_string() && !value.is_number()) {
       return absl::InvalidArgumentError(
