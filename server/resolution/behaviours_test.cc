@@ -483,6 +483,35 @@ TEST(BehaviourTest, B12SharedWorkloadGangGivesEachPodItsOwnAnswer) {
   }
 }
 
+// A group the caller already reports is not built for the pod again: the
+// answer then carries the assignment alone, the same as with the group, and
+// the caller is asked about the group's name, in both forms.
+TEST(BehaviourTest, B12GroupNotReportedLeavesTheAssignment) {
+  Json jobset = Yaml(kJobSetWorkers);
+  Json pod =
+      Yaml("{metadata: {name: p, labels: {jobset.sigs.k8s.io/replicatedjob-name: workers}}}");
+  for (auto def : {JobSetWithRoleGangs(), Ours("jobset-x-k8s-io-jobset-v1alpha2")}) {
+    ASSERT_NE(def, nullptr);
+    WithEvaluation(*def, [&](Evaluation& eval) {
+      ComponentNode tree = BuildTree(eval, eval.Load(jobset));
+      ASSERT_EQ(FirstFailed(tree), nullptr) << FirstFailed(tree)->error;
+      auto reported = GangForPod(eval, tree, jobset, pod, eval.Load(pod));
+      std::vector<std::string> asked;
+      auto known =
+          GangForPod(eval, tree, jobset, pod, eval.Load(pod), nullptr, [&](absl::string_view name) {
+            asked.emplace_back(name);
+            return false;
+          });
+      ASSERT_TRUE(reported.ok()) << reported.status();
+      ASSERT_TRUE(known.ok()) << known.status();
+      EXPECT_FALSE(reported->group.name().empty());
+      EXPECT_EQ(known->group.SerializeAsString(), "");
+      EXPECT_EQ(known->assignment.SerializeAsString(), reported->assignment.SerializeAsString());
+      EXPECT_THAT(asked, ElementsAre(reported->group.name()));
+    });
+  }
+}
+
 // 13. Assign-zip mutation.
 TEST(BehaviourTest, B13AssignZipMutation) {
   auto def = Ours("jobset-x-k8s-io-jobset-v1alpha2");

@@ -295,7 +295,8 @@ WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const
 
 absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
                                    const Json& pod, Session::InputId pod_input,
-                                   const WorkloadGang* workload, bool with_workload_group) {
+                                   const WorkloadGang* workload,
+                                   absl::FunctionRef<bool(absl::string_view name)> report_group) {
   const CompiledDefinition& def = eval.def();
   std::optional<WorkloadGang> read_here;
   if (workload == nullptr) workload = &read_here.emplace(ReadWorkloadGang(eval, tree, root));
@@ -306,7 +307,7 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
 
   if (def.definition->gang.pod_group) {
     if (!workload->group.ok()) return workload->group.status();
-    if (with_workload_group) {
+    if (report_group(workload->group->name())) {
       result.group = *workload->group;
       SetHints(workload->hints, &pod, result.group);
     }
@@ -413,11 +414,13 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
   if (!scale.ok()) return scale.status();
   std::string name = absl::StrCat("pg-", TopOwnerUid(root));
   if (!keys.empty()) absl::StrAppend(&name, "-", absl::StrJoin(keys, "-"));
-  result.group.set_name(name);
-  result.group.set_form("podGroups");
-  result.group.set_min_member(*scale);
-  SetHints(workload->hints, &pod, result.group);
-  result.assignment.set_pod_group(name);
+  if (report_group(name)) {
+    result.group.set_name(name);
+    result.group.set_form("podGroups");
+    result.group.set_min_member(*scale);
+    SetHints(workload->hints, &pod, result.group);
+  }
+  result.assignment.set_pod_group(std::move(name));
   return result;
 }
 

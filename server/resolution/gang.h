@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/resolution/evaluation.h"
 #include "server/resolution/tree.h"
 #include "workloadmap/v1/workload.pb.h"
@@ -67,17 +69,25 @@ struct WorkloadGang {
 };
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root);
 
+// GangForPod's default: every pod's answer carries its group.
+inline bool ReportEveryGroup(absl::string_view /*name*/) { return true; }
+
 // The PodGroup KAI would create for `pod` of the workload `root` (its top
 // owner), and which subgroup the pod joins. `workload`, when given, is
 // ReadWorkloadGang(eval, tree, root); otherwise it is read here. In the
-// `podGroup` form every pod joins the workload's group; without
-// `with_workload_group` (a resolution, which reports that group once for
-// thousands of pods) it is not copied into the answer, whose `group` is
-// then empty.
-absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, const Json& root,
-                                   const Json& pod, expressions::Session::InputId pod_input,
-                                   const WorkloadGang* workload = nullptr,
-                                   bool with_workload_group = true);
+// `podGroup` form every pod joins the workload's group; in the `podGroups`
+// form the pod's own group is named by its keys.
+//
+// `report_group(name)` says whether the answer carries the group itself or
+// only the pod's assignment to it (then `group` is empty): a resolution
+// reports each group once for thousands of pods, and building the group
+// again for every pod, only to drop it, was most of a pod's gang cost. A
+// group left out is still checked: its errors (a scale that overflows) are
+// the pod's.
+absl::StatusOr<PodGang> GangForPod(
+    Evaluation& eval, const ComponentNode& tree, const Json& root, const Json& pod,
+    expressions::Session::InputId pod_input, const WorkloadGang* workload = nullptr,
+    absl::FunctionRef<bool(absl::string_view name)> report_group = ReportEveryGroup);
 
 // The workload's PodGroup in the `podGroup` form, which needs no pod; fails
 // with NotFound for definitions with only the alpha form.

@@ -423,9 +423,11 @@ class Resolution {
   void AddPodGang(int p) {
     v1::GangInstructions* gang = out_.mutable_gang();
     const PodFacts& facts = pods_[p].facts;
+    // A name's first group is the one reported: the workload's in the
+    // podGroup form (StartGang), else the first pod's.
     auto result =
         GangForPod(eval_, tree_, *input_.object, *facts.object, PodInput(p), &gang_->workload,
-                   /*with_workload_group=*/false);
+                   [&](absl::string_view name) { return !gang_->groups.contains(name); });
     if (!result.ok()) {
       v1::PodGangAssignment* a = gang->add_assignments();
       a->set_pod(facts.name.data(), facts.name.size());
@@ -433,9 +435,7 @@ class Resolution {
       return;
     }
     *gang->add_assignments() = std::move(result->assignment);
-    // A name's first group is the one reported: the workload's in the
-    // podGroup form (StartGang), else the first pod's.
-    if (!result->group.name().empty() && !gang_->groups.contains(result->group.name())) {
+    if (!result->group.name().empty()) {
       std::string name = result->group.name();
       gang_->groups.emplace(std::move(name), std::move(result->group));
     }
@@ -460,7 +460,7 @@ class Resolution {
   absl::Status arithmetic_;  // the first overflow or bad quantity met while building
   struct GangState {
     WorkloadGang workload;
-    std::map<std::string, v1::PodGroup> groups;  // by name
+    std::map<std::string, v1::PodGroup, std::less<>> groups;  // by name
   };
   std::optional<GangState> gang_;  // when gang instructions are asked for
   // scope#component index -> instance id -> pod indices
