@@ -1,7 +1,10 @@
 #include "server/kube/document_cache.h"
 
+#include <iterator>
 #include <string>
 #include <utility>
+
+#include "server/common/json_size.h"
 
 namespace wm::kube {
 
@@ -10,20 +13,11 @@ DocumentCache::DocumentCache(size_t max_bytes) : max_bytes_(max_bytes) {}
 std::shared_ptr<const Json> DocumentCache::Document(
     const std::shared_ptr<const CachedObject>& object) {
   if (object->shape() != ObjectShape::kCompactPod || max_bytes_ == 0) return object->Document();
-  const CachedObject* key = object.get();
   {
     std::unique_lock lock(mu_);
-    if (auto it = entries_.find(key); it != entries_.end()) {
-      Lru::iterator entry = it->second;
-      if (entry->object.lock() == object) {
-        lru_.splice(lru_.begin(), lru_, entry);
-        ++stats_.hits;
-        return entry->tree;
-      }
-      // The address of an object that is gone, now another object's.
-      stats_.bytes -= entry->bytes;
-      lru_.erase(entry);
-      entries_.erase(it);
+    if (std::shared_ptr<const Json> kept = Kept(object)) {
+      ++stats_.hits;
+      return kept;
     }
     ++stats_.misses;
   }
@@ -34,26 +28,36 @@ std::shared_ptr<const Json> DocumentCache::Document(
   size_t bytes = TreeBytes(*tree) + sizeof(Json) + sizeof(Entry) + 8 * sizeof(void*);
   if (bytes > max_bytes_) return tree;
   std::unique_lock lock(mu_);
-  auto [it, inserted] = entries_.try_emplace(key);
-  if (!inserted) {
-    if (it->second->object.lock() == object) return it->second->tree;  // another thread's, kept
-    stats_.bytes -= it->second->bytes;
-    lru_.erase(it->second);
-  }
-  lru_.push_front(Entry{key, object, tree, bytes});
-  it->second = lru_.begin();
+  // Another thread may have built and kept one meanwhile.
+  if (std::shared_ptr<const Json> kept = Kept(object)) return kept;
+  lru_.push_front(Entry{object.get(), object, tree, bytes});
+  entries_.emplace(object.get(), lru_.begin());
   stats_.bytes += bytes;
   Shrink();
   return tree;
 }
 
-void DocumentCache::Shrink() {
-  while (stats_.bytes > max_bytes_ && !lru_.empty()) {
-    const Entry& last = lru_.back();
-    stats_.bytes -= last.bytes;
-    entries_.erase(last.key);
-    lru_.pop_back();
+std::shared_ptr<const Json> DocumentCache::Kept(const std::shared_ptr<const CachedObject>& object) {
+  auto it = entries_.find(object.get());
+  if (it == entries_.end()) return nullptr;
+  Lru::iterator entry = it->second;
+  if (entry->object.lock() != object) {
+    // The address of an object that is gone, now another object's.
+    Remove(entry);
+    return nullptr;
   }
+  lru_.splice(lru_.begin(), lru_, entry);
+  return entry->tree;
+}
+
+void DocumentCache::Remove(Lru::iterator entry) {
+  stats_.bytes -= entry->bytes;
+  entries_.erase(entry->key);
+  lru_.erase(entry);
+}
+
+void DocumentCache::Shrink() {
+  while (stats_.bytes > max_bytes_ && !lru_.empty()) Remove(std::prev(lru_.end()));
 }
 
 DocumentCache::Stats DocumentCache::stats() const {
@@ -63,31 +67,36 @@ DocumentCache::Stats DocumentCache::stats() const {
   return stats;
 }
 
-size_t TreeBytes(const Json& value) {
-  // libstdc++: a std::map node is 32 bytes of links and colour beside its
-  // pair; a string keeps up to 15 characters inline. nlohmann holds an
-  // object, an array and a string each in an allocation of its own.
-  constexpr size_t kMapNode = 32;
-  auto text = [](const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; };
-  switch (value.type()) {
-    case Json::value_t::object: {
-      size_t bytes = sizeof(Json::object_t);
-      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-        bytes += kMapNode + sizeof(std::string) + text(key) + sizeof(Json) + TreeBytes(member);
-      }
-      return bytes;
+namespace {
+
+// libstdc++: a std::map node is 32 bytes of links and colour beside its
+// pair; a string keeps up to 15 characters inline. nlohmann holds an
+// object, an array and a string each in an allocation of its own.
+struct HeapBytes {
+  static constexpr size_t kMapNode = 32;
+  static size_t Text(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
+
+  size_t Value(const Json& value) const {
+    switch (value.type()) {
+      case Json::value_t::object:
+        return sizeof(Json::object_t);
+      case Json::value_t::array:
+        return sizeof(Json::array_t) +
+               value.get_ref<const Json::array_t&>().capacity() * sizeof(Json);
+      case Json::value_t::string:
+        return sizeof(std::string) + Text(value.get_ref<const std::string&>());
+      default:
+        return 0;  // held in the value itself
     }
-    case Json::value_t::array: {
-      const auto& elements = value.get_ref<const Json::array_t&>();
-      size_t bytes = sizeof(Json::array_t) + elements.capacity() * sizeof(Json);
-      for (const Json& element : elements) bytes += TreeBytes(element);
-      return bytes;
-    }
-    case Json::value_t::string:
-      return sizeof(std::string) + text(value.get_ref<const std::string&>());
-    default:
-      return 0;  // held in the value itself
   }
-}
+  // The member's node, with its key and its value's own Json.
+  size_t Member(const std::string& key) const {
+    return kMapNode + sizeof(std::string) + Text(key) + sizeof(Json);
+  }
+};
+
+}  // namespace
+
+size_t TreeBytes(const Json& value) { return JsonTreeCost(value, HeapBytes()); }
 
 }  // namespace wm::kube

@@ -60,6 +60,13 @@ class DocumentCache {
   };
   using Lru = std::list<Entry>;  // most recently used first
 
+  // The tree kept for this very object, now the most recently used; null
+  // when there is none. An entry of another object that was at the same
+  // address is removed. REQUIRES: mu_ held.
+  std::shared_ptr<const Json> Kept(const std::shared_ptr<const CachedObject>& object);
+  // Forgets one entry: its bytes, its place in the list and in the map.
+  // REQUIRES: mu_ held.
+  void Remove(Lru::iterator entry);
   // Drops the least recently used trees until the kept ones fit the
   // budget. REQUIRES: mu_ held.
   void Shrink();
