@@ -1,32 +1,25 @@
 #include "server/expressions/native/value_size.h"
 
+#include <string>
+
+#include "server/common/json_size.h"
+
 namespace wm::expressions::native {
 
-size_t ApproximateBytes(const Json& value) {
-  constexpr size_t kNode = 16;
-  // The containers are walked directly, not through nlohmann's iterators:
-  // this runs over every output, pod templates included.
-  switch (value.type()) {
-    case Json::value_t::string:
-      return kNode + value.get_ref<const std::string&>().size();
-    case Json::value_t::array: {
-      size_t total = kNode;
-      for (const Json& element : value.get_ref<const Json::array_t&>()) {
-        total += ApproximateBytes(element);
-      }
-      return total;
-    }
-    case Json::value_t::object: {
-      size_t total = kNode;
-      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
-        total += kNode + key.size() + ApproximateBytes(member);
-      }
-      return total;
-    }
-    default:
-      return kNode;
+namespace {
+
+// 16 bytes a node, and the characters of strings and keys.
+struct Approximate {
+  static constexpr size_t kNode = 16;
+  size_t Value(const Json& value) const {
+    return kNode + (value.is_string() ? value.get_ref<const std::string&>().size() : 0);
   }
-}
+  size_t Member(const std::string& key) const { return kNode + key.size(); }
+};
+
+}  // namespace
+
+size_t ApproximateBytes(const Json& value) { return JsonTreeCost(value, Approximate()); }
 
 size_t ShallowWorkUnits(const Json& value) {
   if (value.is_string()) return value.get_ref<const std::string&>().size() / kBytesPerWorkUnit;
