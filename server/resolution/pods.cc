@@ -52,7 +52,7 @@ PodFacts ReadPod(const Json& pod) {
   absl::string_view scheduled_reason, ready_reason;
   if (const Json* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->is_array()) {
-    for (const Json& c : *conditions) {
+    for (const Json& c : conditions->get_ref<const Json::array_t&>()) {
       absl::string_view type = StringMember(&c, "type"), value = StringMember(&c, "status");
       if (type == "Ready") {
         facts.ready = value == "True";

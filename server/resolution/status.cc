@@ -55,7 +55,7 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
             absl::StrCat(eval.def().field_paths[compiled.conditions],
                          ": conditions must be an array of objects, not ", out.type_name()));
       }
-      for (const Json& c : out) {
+      for (const Json& c : out.get_ref<const Json::array_t&>()) {
         result.conditions.push_back({ConditionField(c, names.type_field_name),
                                      ConditionField(c, names.status_field_name),
                                      ConditionField(c, names.message_field_name),
