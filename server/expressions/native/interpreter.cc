@@ -394,13 +394,88 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
 
 Flow Interpreter::Eval(const Op& op, const Frame* env, const Value& input, const PathNode* path,
                        Emit emit) {
-  if (CheckBounds() == Flow::kError) return Flow::kError;
-  if (op.single && path == nullptr) {
-    Value out;
-    if (Flow flow = One(op, env, input, out); flow != Flow::kContinue) return flow;
-    return emit(out, nullptr);
+  if (path != nullptr) {
+    if (CheckBounds() == Flow::kError) return Flow::kError;
+    return Step(op, env, input, path, emit);
   }
-  return Step(op, env, input, path, emit);
+  return EvalTail(op, env, input, emit);
+}
+
+Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value& first_input,
+                           Emit emit) {
+  const Op* op = &first;
+  const Frame* env = first_env;
+  const Value* input = &first_input;
+  Value current;  // the input from the first step on, once one is taken
+  // Moves on to `next` over `value`, in this frame.
+  auto step_to = [&](const Op* next, Value&& value) {
+    current = std::move(value);
+    input = &current;
+    op = next;
+  };
+  for (;;) {
+    if (CheckBounds() == Flow::kError) return Flow::kError;
+    if (op->single) {
+      Value out;
+      if (Flow flow = One(*op, env, *input, out); flow != Flow::kContinue) return flow;
+      return emit(out, nullptr);
+    }
+    switch (op->kind) {
+      case OpKind::kCallParameter: {  // the argument, in its caller's environment
+        const Frame* frame = Walk(env, op->depth);
+        op = frame->closure;
+        env = frame->closure_env;
+        continue;
+      }
+      case OpKind::kCallDefined:
+        if (!op->children.empty()) break;  // its parameters need frames of their own
+        env = Walk(env, op->depth);
+        op = op->function->body.get();
+        continue;
+      case OpKind::kIf: {
+        auto [condition, condition_env] = Resolved(*op->child(0), env);
+        if (!condition->single) break;  // a branch per output
+        Value truth;
+        if (Flow flow = EvalOne(*condition, condition_env, *input, truth);
+            flow != Flow::kContinue) {
+          return flow;
+        }
+        const Op* branch = Truthy(*truth) ? op->child(1) : op->child(2);
+        if (branch == nullptr) return emit(*input, nullptr);
+        op = branch;
+        continue;
+      }
+      case OpKind::kPipe: {
+        auto [left, left_env] = Resolved(*op->child(0), env);
+        if (!left->single) break;  // the right side per output
+        Value out;
+        if (Flow flow = EvalOne(*left, left_env, *input, out); flow != Flow::kContinue) {
+          return flow;
+        }
+        step_to(op->child(1), std::move(out));
+        continue;
+      }
+      case OpKind::kComma: {
+        Flow flow = EvalTail(*op->child(0), env, *input, emit);
+        if (flow != Flow::kContinue) return flow;
+        op = op->child(1);
+        continue;
+      }
+      default:
+        break;
+    }
+    return Step(*op, env, *input, nullptr, emit);
+  }
+}
+
+std::pair<const Op*, const Frame*> Interpreter::Resolved(const Op& op, const Frame* env) {
+  const Op* resolved = &op;
+  while (resolved->kind == OpKind::kCallParameter) {
+    const Frame* frame = Walk(env, resolved->depth);
+    resolved = frame->closure;
+    env = frame->closure_env;
+  }
+  return {resolved, env};
 }
 
 Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value& out) {

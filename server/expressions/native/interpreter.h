@@ -38,6 +38,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
@@ -180,6 +181,18 @@ class Interpreter {
   // read every kStepsPerClockRead steps (false past the deadline).
   Flow FailStack();
   bool ReadClock();
+  // Eval without path tracking. Tail positions (a call, the branch of an
+  // `if` whose condition has one output, the right of a pipe whose left
+  // has one, the right of a comma) are taken in this frame rather than
+  // nested in new ones, as gojq's tail-call optimization does: `until`,
+  // `while` and recursions such as `def f: if . < n then . + 1 | f else .
+  // end` run in constant stack, to the step budget, where they would
+  // otherwise meet the stack bound within a few hundred levels. A call with
+  // parameters, or a binding, still nests: its frames must outlive it.
+  Flow EvalTail(const Op& op, const Frame* env, const Value& input, Emit emit);
+  // `op` with parameter calls followed to their arguments: the operation
+  // that runs, and its environment.
+  static std::pair<const Op*, const Frame*> Resolved(const Op& op, const Frame* env);
   // One step of Eval, its bounds already checked: the operation's own
   // evaluation through continuations.
   Flow Step(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
