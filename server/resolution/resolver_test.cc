@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/resolution/mutation.h"
@@ -72,6 +73,67 @@ TEST(ResolverTest, SeedJobSetWithPods) {
   for (const auto& a : w->gang().assignments()) {
     EXPECT_EQ(a.pod_group(), group.name()) << a.pod() << ": " << a.error();
   }
+}
+
+// Our LeaderWorkerSet definition counts its groups with `until`, a tail
+// recursion: 900 groups (of 2 pods, more than a slice of placement) resolve
+// whole, every pod under its group's leader or worker, in its group's gang.
+// Before tail calls ran in constant stack, the group component failed at
+// about 280 groups ("expression recursed too deeply"). The daemon's engine;
+// libjq optimizes tail calls too.
+TEST(ResolverTest, LeaderWorkerSetOfManyGroups) {
+  auto def =
+      testing::Ours("leaderworkerset-x-k8s-io-leaderworkerset-v1", testing::NativeTestEngine());
+  ASSERT_NE(def, nullptr);
+  constexpr int kGroups = 900;
+  Json lws = {{"apiVersion", "leaderworkerset.x-k8s.io/v1"},
+              {"kind", "LeaderWorkerSet"},
+              {"metadata", {{"name", "serve"}, {"namespace", "ml"}, {"uid", "lws"}}}};
+  lws["spec"]["replicas"] = kGroups;
+  lws["spec"]["leaderWorkerTemplate"]["size"] = 2;
+  lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"] = Json::array();
+  std::vector<Json> pods;
+  for (int g = 0; g < kGroups; ++g) {
+    for (int i = 0; i < 2; ++i) {
+      std::string leader = absl::StrCat("serve-", g);
+      Json pod = {{"apiVersion", "v1"},
+                  {"kind", "Pod"},
+                  {"metadata",
+                   {{"name", i == 0 ? leader : leader + "-1"},
+                    {"uid", absl::StrCat("pod-", g, "-", i)},
+                    {"labels",
+                     {{"leaderworkerset.sigs.k8s.io/name", "serve"},
+                      {"leaderworkerset.sigs.k8s.io/group-index", absl::StrCat(g)},
+                      {"leaderworkerset.sigs.k8s.io/worker-index", absl::StrCat(i)}}},
+                    {"ownerReferences", {{{"uid", "lws"}, {"controller", true}}}}}}};
+      if (i == 1)
+        pod["metadata"]["annotations"]["leaderworkerset.sigs.k8s.io/leader-name"] = leader;
+      pods.push_back(std::move(pod));
+    }
+  }
+  WorkloadInput in{&lws};
+  for (const Json& pod : pods) in.pods.push_back(&pod);
+  auto w = ResolveWorkload(*def, testing::NativeTestEngine(), in);
+  ASSERT_TRUE(w.ok()) << w.status();
+  ASSERT_EQ(w->root().instances_size(), 1);
+  const v1::Component& group = w->root().instances(0).children(0);
+  ASSERT_FALSE(group.has_error()) << group.error().message();
+  ASSERT_EQ(group.instances_size(), kGroups);
+  for (const v1::ComponentInstance& instance : group.instances()) {
+    ASSERT_EQ(instance.children_size(), 2) << instance.id();
+    for (const v1::Component& role : instance.children()) {
+      ASSERT_EQ(role.instances_size(), 1) << instance.id() << " " << role.name();
+      EXPECT_EQ(role.instances(0).pods_size(), 1) << instance.id() << " " << role.name();
+    }
+  }
+  EXPECT_EQ(w->gang().pod_groups_size(), kGroups);
+  ASSERT_EQ(w->gang().assignments_size(), 2 * kGroups);
+  for (const auto& a : w->gang().assignments()) {
+    EXPECT_EQ(a.error(), "") << a.pod();
+    EXPECT_EQ(a.pod_group(), "pg-lws-serve-" + a.pod().substr(6, a.pod().find('-', 6) - 6))
+        << a.pod();
+  }
+  for (const auto& pg : w->gang().pod_groups()) EXPECT_EQ(pg.min_member(), 2) << pg.name();
 }
 
 TEST(ResolverTest, SeedManifestAloneHasDesiredScale) {

@@ -75,11 +75,12 @@ inline std::shared_ptr<const definitions::CompiledDefinition> Upstream(
   return CompileYaml((*docs)[0].dump(), path, engine);
 }
 
-inline std::shared_ptr<const definitions::CompiledDefinition> Ours(const std::string& name) {
+inline std::shared_ptr<const definitions::CompiledDefinition> Ours(
+    const std::string& name, expressions::Engine& engine = TestEngine()) {
   auto docs = ReadYamlFile(std::string(WM_SOURCE_DIR) + "/catalog/" + name + ".yaml");
   EXPECT_TRUE(docs.ok()) << docs.status();
   if (!docs.ok()) return nullptr;
-  return CompileYaml((*docs)[0].dump(), name);
+  return CompileYaml((*docs)[0].dump(), name, engine);
 }
 
 inline Json Yaml(const std::string& text) { return ParseYamlDocuments(text).value().at(0); }
