@@ -156,6 +156,11 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> CompileDefinition(
     const ComponentDefinition& c = i == 0 ? d.root : d.children[i - 1];
     CompileComponent(c, ComponentPath(i), builder, compiled->components[i]);
   }
+  for (size_t i = 0; i < compiled->components.size(); ++i) {
+    if (compiled->components[i].def->HasPodDefinition()) {
+      compiled->pod_components.push_back(static_cast<int>(i));
+    }
+  }
   for (size_t i = 1; i <= d.children.size(); ++i) {
     int parent = compiled->ComponentIndex(d.children[i - 1].owner_ref);
     compiled->components[i].parent = parent;

@@ -68,6 +68,9 @@ struct CompiledDefinition {
   std::shared_ptr<const Definition> definition;
   std::shared_ptr<const expressions::Program> program;
   std::vector<CompiledComponent> components;  // [0] is the root
+  // The components with a pod definition (pod-bearing), the root first,
+  // then children in declaration order: where a pod may belong.
+  std::vector<int> pod_components;
   // [group][member], parallel to definition->gang.pod_groups.
   std::vector<std::vector<CompiledGangMember>> pod_group_members;
   // The definition field each program expression came from (for errors).

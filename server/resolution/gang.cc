@@ -105,13 +105,12 @@ absl::StatusOr<int32_t> ScaledSubtree(const CompiledDefinition& def, const Compo
   const std::string& name = def.components[node.index].def->name;
   int64_t own = 0;
   if (instance != nullptr && node.instances.size() > 1) {
-    auto it = std::find_if(node.instances.begin(), node.instances.end(),
-                           [&](const InstanceNode& i) { return i.id == *instance; });
-    if (it == node.instances.end()) {
+    const InstanceNode* found = FindInstance(node, *instance);
+    if (found == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("instance ", *instance, " of component ", name, " not found"));
     }
-    own = it->EffectiveMin();
+    own = found->EffectiveMin();
   } else if (def.components[node.index].def->scale) {
     for (const auto& i : node.instances) {
       auto sum = CheckedMembers(own, "+", i.EffectiveMin(), name);
@@ -179,14 +178,6 @@ OwnerHints ReadOwnerHints(const Json& root) {
       .preferred_topology_level = Entry(annotations, "kai.scheduler/topology-preferred-placement")};
 }
 
-std::vector<int> LeafComponents(const CompiledDefinition& def) {
-  std::vector<int> leaves;
-  for (size_t i = 0; i < def.components.size(); ++i) {
-    if (def.components[i].def->HasPodDefinition()) leaves.push_back(static_cast<int>(i));
-  }
-  return leaves;
-}
-
 absl::StatusOr<bool> TypeSelectorAccepts(Evaluation& eval, int component, const Json& pod,
                                          Session::InputId pod_input) {
   const auto& compiled = eval.def().components[component];
@@ -214,7 +205,7 @@ absl::StatusOr<bool> TypeSelectorAccepts(Evaluation& eval, int component, const 
 
 absl::StatusOr<int> InferPodComponent(Evaluation& eval, const Json& pod,
                                       Session::InputId pod_input) {
-  std::vector<int> leaves = LeafComponents(eval.def());
+  const std::vector<int>& leaves = eval.def().pod_components;
   if (leaves.size() == 1) return leaves[0];
   for (int leaf : leaves) {
     auto accepts = TypeSelectorAccepts(eval, leaf, pod, pod_input);
@@ -286,7 +277,7 @@ absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
 }
 
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root) {
-  WorkloadGang workload{.hints = ReadOwnerHints(root)};
+  WorkloadGang workload{.hints = ReadOwnerHints(root), .top_owner_uid = TopOwnerUid(root)};
   if (eval.def().definition->gang.pod_group) {
     workload.group = PodGroupWithHints(eval, tree, root, workload.hints);
   }
@@ -393,9 +384,7 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
     auto id = eval.Single(own.instance_selector, pod_input);
     if (!id.ok()) return id.status();
     const ComponentNode* node = FindNode(tree, *component);
-    bool known = node != nullptr && std::any_of(node->instances.begin(), node->instances.end(),
-                                                [&](const InstanceNode& i) { return i.id == *id; });
-    if (!known) {
+    if (node == nullptr || FindInstance(*node, *id) == nullptr) {
       return absl::NotFoundError(
           absl::StrCat("could not match instance id ", *id, " of pod ", result.assignment.pod()));
     }
@@ -412,7 +401,7 @@ absl::StatusOr<PodGang> GangForPod(Evaluation& eval, const ComponentNode& tree, 
   }
   auto scale = SubtreeScale(def, tree, effective_component, has_instance ? &instance : nullptr);
   if (!scale.ok()) return scale.status();
-  std::string name = absl::StrCat("pg-", TopOwnerUid(root));
+  std::string name = absl::StrCat("pg-", workload->top_owner_uid);
   if (!keys.empty()) absl::StrAppend(&name, "-", absl::StrJoin(keys, "-"));
   if (report_group(name)) {
     result.group.set_name(name);

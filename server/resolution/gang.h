@@ -17,10 +17,6 @@ namespace wm::resolution {
 // it (consumers.md §1.3): the current `podGroup` form when the definition
 // has it, else the alpha `podGroups` form.
 
-// Pod-bearing components: the root first, then children in declaration
-// order.
-std::vector<int> LeafComponents(const definitions::CompiledDefinition& def);
-
 // Whether component's type selector accepts the pod: keyPath alone is
 // existence (any non-null output), keyPath with value is upstream's
 // string-built `keyPath == "value"` (any output exactly true), matchLabels
@@ -63,6 +59,8 @@ OwnerHints ReadOwnerHints(const Json& root);
 // them: a large job has thousands of pods.
 struct WorkloadGang {
   OwnerHints hints;
+  // The top owner's UID, which names its groups ("<uid>" when it has none).
+  std::string top_owner_uid;
   // WorkloadPodGroup's answer for a definition with the podGroup form.
   absl::StatusOr<workloadmap::v1::PodGroup> group =
       absl::NotFoundError("the definition has no podGroup form");

@@ -182,7 +182,9 @@ class Resolution {
   // see, so placements are kept per `scope`: the chain of parent instances.
   void PlacePods(const ComponentNode& node, const std::vector<int>& candidates,
                  const std::string& scope) {
-    if (!node.error.ok()) return;  // no instance to hold a pod
+    // No instance to hold a pod; or no pod (a slice has pods of a few of
+    // thousands of instances: the others are not visited).
+    if (!node.error.ok() || candidates.empty()) return;
     const auto& compiled = def_.components[node.index];
     const auto& cdef = *compiled.def;
     bool has_type_selector =
@@ -220,9 +222,7 @@ class Resolution {
         Warn(absl::StrCat("pod ", pods_[p].facts.name, ": ", id.status().message()));
         continue;
       }
-      bool known = std::any_of(node.instances.begin(), node.instances.end(),
-                               [&](const InstanceNode& i) { return i.id == *id; });
-      if (!known) {
+      if (FindInstance(node, *id) == nullptr) {
         Warn(absl::StrCat("pod ", pods_[p].facts.name, ": could not match instance id ", *id,
                           " of component ", cdef.name));
         continue;
@@ -236,9 +236,10 @@ class Resolution {
         auto id = eval_.Single(compiled.instance_selector, PodInput(p));
         if (id.ok()) by_instance[*id].push_back(p);
       }
-      for (const auto& instance : node.instances) {
+      for (const auto& [id, pods] : by_instance) {
+        if (FindInstance(node, id) == nullptr) continue;  // no instance to hold them
         for (const auto& child : node.children) {
-          PlacePods(child, by_instance[instance.id], ChildScope(scope, node, instance.id));
+          PlacePods(child, pods, ChildScope(scope, node, id));
         }
       }
       return;

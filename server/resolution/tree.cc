@@ -218,6 +218,13 @@ ComponentNode BuildTree(Evaluation& eval, Session::InputId root) {
   return BuildComponent(eval, root, 0);
 }
 
+const InstanceNode* FindInstance(const ComponentNode& node, absl::string_view id) {
+  auto it = std::lower_bound(
+      node.instances.begin(), node.instances.end(), id,
+      [](const InstanceNode& instance, absl::string_view key) { return instance.id < key; });
+  return it != node.instances.end() && it->id == id ? &*it : nullptr;
+}
+
 const ComponentNode* FindNode(const ComponentNode& root, int index) {
   if (root.index == index) return &root;
   for (const auto& child : root.children) {

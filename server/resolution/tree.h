@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "server/common/json.h"
 #include "server/resolution/evaluation.h"
 
@@ -60,6 +61,11 @@ ComponentNode BuildTree(Evaluation& eval, expressions::Session::InputId root);
 // string (base 10, int32) -> value; negative counts and anything else are
 // errors.
 absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value);
+
+// The instance of `node` with id `id`, or null. Binary search: a pod is
+// matched to its instance this way, and a large job has thousands of pods
+// and of instances.
+const InstanceNode* FindInstance(const ComponentNode& node, absl::string_view id);
 
 // Depth-first search for the node of component `index`; null when it is
 // not in the tree (below a component that failed).
