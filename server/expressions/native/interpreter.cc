@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -406,13 +407,9 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
   const Op* op = &first;
   const Frame* env = first_env;
   const Value* input = &first_input;
-  Value current;  // the input from the first step on, once one is taken
-  // Moves on to `next` over `value`, in this frame.
-  auto step_to = [&](const Op* next, Value&& value) {
-    current = std::move(value);
-    input = &current;
-    op = next;
-  };
+  // The input once a pipe has been stepped over; made only then, since most
+  // evaluations take no such step.
+  std::optional<Value> current;
   for (;;) {
     if (CheckBounds() == Flow::kError) return Flow::kError;
     if (op->single) {
@@ -452,7 +449,11 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
         if (Flow flow = EvalOne(*left, left_env, *input, out); flow != Flow::kContinue) {
           return flow;
         }
-        step_to(op->child(1), std::move(out));
+        // `out` holds its own reference to what it views: the old input
+        // may go.
+        current.emplace(std::move(out));
+        input = &*current;
+        op = op->child(1);
         continue;
       }
       case OpKind::kComma: {
