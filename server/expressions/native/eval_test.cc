@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
 #include "server/expressions/native/compiler.h"
@@ -368,10 +369,11 @@ TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
 }
 
 // Tail calls take no stack (gojq optimizes them too): loops written as
-// tail recursion run to the step budget, not to the stack bound, which
-// without this they met within a few hundred levels (our own catalog's
-// LeaderWorkerSet and Grove definitions count their groups with `until`).
-// gojq's results for each.
+// tail recursion run to 100,000 calls deep, where without this they met the
+// stack bound within a few hundred levels (our own catalog's LeaderWorkerSet
+// and Grove definitions counted their groups with `until`). gojq's results
+// for each. Deeper, they end at once with the bound on tail calls, not
+// after the whole time budget.
 TEST(NativeEngineTest, TailCallsRunInConstantStack) {
   auto engine = NewNativeEngine();
   ASSERT_TRUE(engine.ok());
@@ -380,25 +382,35 @@ TEST(NativeEngineTest, TailCallsRunInConstantStack) {
     Json output;
   };
   for (const Deep& d : {
-           Deep{"0 | until(. >= 100000; . + 1)", Json(100000)},
-           Deep{"def f: if . >= 100000 then . else (. + 1 | f) end; 0 | f", Json(100000)},
-           Deep{"[0 | while(. < 100000; . + 1)] | length", Json(100000)},
-           Deep{"[limit(100000; def f: ., (. + 1 | f); 0 | f)] | last", Json(99999)},
+           Deep{"0 | until(. >= 50000; . + 1)", Json(50000)},
+           Deep{"def f: if . >= 50000 then . else (. + 1 | f) end; 0 | f", Json(50000)},
+           Deep{"[0 | while(. < 50000; . + 1)] | length", Json(50000)},
+           Deep{"[limit(50000; def f: ., (. + 1 | f); 0 | f)] | last", Json(49999)},
            // A parameter's argument in the condition and the step.
-           Deep{"def count(c; s): def r: if c then . else s | r end; r; 0 | count(. >= 100000; . + "
+           Deep{"def count(c; s): def r: if c then . else s | r end; r; 0 | count(. >= 50000; . + "
                 "1)",
-                Json(100000)},
+                Json(50000)},
            Deep{"[[] | until(length >= 2000; . + [length]) | .[]] | add", Json(1999000)},
        }) {
     auto outputs = Evaluate(**engine, d.expression, Json(nullptr));
     ASSERT_TRUE(outputs.ok()) << d.expression << ": " << outputs.status();
     EXPECT_EQ(*outputs, std::vector<Json>{d.output}) << d.expression;
   }
+  for (const char* runaway :
+       {"def f: f; f", "0 | until(false; . + 1)", "def r: 1, r; [limit(100000000; r)] | length"}) {
+    auto outputs = Evaluate(**engine, runaway, Json(nullptr));
+    ASSERT_FALSE(outputs.ok()) << runaway;
+    EXPECT_EQ(outputs.status().code(), absl::StatusCode::kResourceExhausted) << runaway;
+    EXPECT_EQ(outputs.status().message(),
+              "expression recursed too deeply (more than 100000 tail calls)")
+        << runaway;
+  }
   // A call that is not in tail position still nests, to the stack bound.
   auto nested = Evaluate(**engine, "def f: if . >= 100000 then . else 1 + (. + 1 | f) end; 0 | f",
                          Json(nullptr));
   ASSERT_FALSE(nested.ok());
   EXPECT_EQ(nested.status().code(), absl::StatusCode::kResourceExhausted) << nested.status();
+  EXPECT_THAT(std::string(nested.status().message()), ::testing::HasSubstr("stack bound"));
 }
 
 // One native call can do much work in one step: a global match searches

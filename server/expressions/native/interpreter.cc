@@ -410,6 +410,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
   // The input once a pipe has been stepped over; made only then, since most
   // evaluations take no such step.
   std::optional<Value> current;
+  int tail_calls = 0;  // calls taken in this frame: the recursion's depth
   for (;;) {
     if (CheckBounds() == Flow::kError) return Flow::kError;
     if (op->single) {
@@ -426,6 +427,10 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
       }
       case OpKind::kCallDefined:
         if (!op->children.empty()) break;  // its parameters need frames of their own
+        if (++tail_calls > kMaxTailCalls) {
+          return FailBound(absl::StrCat("expression recursed too deeply (more than ", kMaxTailCalls,
+                                        " tail calls)"));
+        }
         env = Walk(env, op->depth);
         op = op->function->body.get();
         continue;

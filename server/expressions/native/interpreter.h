@@ -175,6 +175,8 @@ class Interpreter {
 
  private:
   static constexpr uint64_t kStepsPerClockRead = 1024;
+  // Calls one EvalTail frame takes in a row (see there).
+  static constexpr int kMaxTailCalls = 100000;
 
   Flow FailBound(std::string message);
   // CheckBounds' and Work's slow paths: the stack bound's error; the clock
@@ -186,9 +188,15 @@ class Interpreter {
   // has one, the right of a comma) are taken in this frame rather than
   // nested in new ones, as gojq's tail-call optimization does: `until`,
   // `while` and recursions such as `def f: if . < n then . + 1 | f else .
-  // end` run in constant stack, to the step budget, where they would
-  // otherwise meet the stack bound within a few hundred levels. A call with
-  // parameters, or a binding, still nests: its frames must outlive it.
+  // end` run in constant stack, where they would otherwise meet the stack
+  // bound within a few hundred levels. A call with parameters, or a
+  // binding, still nests: its frames must outlive it.
+  //
+  // The depth of such a recursion is bounded on its own (kMaxTailCalls,
+  // RESOURCE_EXHAUSTED "recursed too deeply"): far above what a definition
+  // needs (a count to 999, the outputs' bound), and low enough that a
+  // runaway loop (`def f: f; f`) ends within milliseconds rather than
+  // spending the whole time budget.
   Flow EvalTail(const Op& op, const Frame* env, const Value& input, Emit emit);
   // `op` with parameter calls followed to their arguments: the operation
   // that runs, and its environment.
