@@ -4,6 +4,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -419,12 +420,9 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
       return emit(out, nullptr);
     }
     switch (op->kind) {
-      case OpKind::kCallParameter: {  // the argument, in its caller's environment
-        const Frame* frame = Walk(env, op->depth);
-        op = frame->closure;
-        env = frame->closure_env;
+      case OpKind::kCallParameter:  // the argument, in its caller's environment
+        std::tie(op, env) = Resolved(*op, env);
         continue;
-      }
       case OpKind::kCallDefined:
         if (!op->children.empty()) break;  // its parameters need frames of their own
         if (++tail_calls > kMaxTailCalls) {
