@@ -198,24 +198,13 @@ const Workload& LeaderWorkerSet(int groups, int size) {
   return *slot;
 }
 
-// What keeps `component`'s subtree from being whole, or "".
-std::string ComponentProblem(const workloadmap::v1::Component& component) {
-  if (component.has_error()) {
-    return absl::StrCat(component.name(), ": ", component.error().message());
-  }
-  for (const auto& instance : component.instances()) {
-    for (const auto& child : instance.children()) {
-      if (std::string problem = ComponentProblem(child); !problem.empty()) return problem;
-    }
-  }
-  return "";
-}
-
 // What keeps `workload` from being a whole answer (a component that
 // failed, a warning, a pod without a gang), or "": a benchmark of a partial
 // answer would measure an error path.
 std::string Problem(const workloadmap::v1::ResolvedWorkload& workload) {
-  if (std::string problem = ComponentProblem(workload.root()); !problem.empty()) return problem;
+  if (std::vector<std::string> errors = resolution::ComponentErrors(workload); !errors.empty()) {
+    return errors[0];
+  }
   if (!workload.warnings().empty()) return workload.warnings(0);
   for (const auto& assignment : workload.gang().assignments()) {
     if (!assignment.error().empty()) return assignment.pod() + ": " + assignment.error();

@@ -21,18 +21,6 @@
 namespace wm::resolution {
 namespace {
 
-namespace v1 = ::workloadmap::v1;
-
-void CollectErrors(const v1::Component& component, std::vector<std::string>& out) {
-  if (component.has_error()) {
-    out.push_back(absl::StrCat(component.name(), " ", component.error().field_path(), ": ",
-                               component.error().message()));
-  }
-  for (const auto& instance : component.instances()) {
-    for (const auto& child : instance.children()) CollectErrors(child, out);
-  }
-}
-
 class FullReplayTest : public testing::EngineTest {};
 
 TEST_P(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
@@ -68,8 +56,7 @@ TEST_P(FullReplayTest, RecordedFramesResolveWholeOrPartially) {
             absl::StrCat(where, " event ", index, ": ", resolved.status().message()));
         continue;
       }
-      std::vector<std::string> errors;
-      CollectErrors(resolved->root(), errors);
+      std::vector<std::string> errors = ComponentErrors(*resolved);
       if (errors.empty()) {
         ++whole;
         continue;

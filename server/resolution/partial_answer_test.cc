@@ -140,6 +140,10 @@ TEST_F(PartialAnswerTest, FailingInstanceIdPathKeepsStatusOtherComponentsAndPods
   // is the workload's.
   EXPECT_THAT(w->nodes(), ElementsAre("evaluator-0-node", "worker-0-node", "worker-1-node"));
   EXPECT_FALSE(w->root().has_error());
+  // The one failed component, as ComponentErrors lists it.
+  EXPECT_THAT(ComponentErrors(*w),
+              ElementsAre(AllOf(StartsWith(absl::StrCat("evaluator ", kFailedField, ": ")),
+                                HasSubstr(kIterateOverNull))));
 }
 
 TEST_F(PartialAnswerTest, GangOfTheOtherComponentsIsStillResolved) {
@@ -175,6 +179,7 @@ TEST_F(PartialAnswerTest, WholeAnswerWhenTheExpressionSucceeds) {
   ASSERT_EQ(evaluator.instances_size(), 1);
   ASSERT_EQ(evaluator.instances(0).pods_size(), 1);
   EXPECT_EQ(evaluator.instances(0).pods(0).name(), "evaluator-0");
+  EXPECT_THAT(ComponentErrors(*w), ElementsAre());
 }
 
 TEST_F(PartialAnswerTest, FailingRootComponentKeepsTheStatus) {

@@ -470,6 +470,26 @@ class Resolution {
 
 }  // namespace
 
+namespace {
+
+void CollectComponentErrors(const v1::Component& component, std::vector<std::string>& out) {
+  if (component.has_error()) {
+    out.push_back(absl::StrCat(component.name(), " ", component.error().field_path(), ": ",
+                               component.error().message()));
+  }
+  for (const auto& instance : component.instances()) {
+    for (const auto& child : instance.children()) CollectComponentErrors(child, out);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> ComponentErrors(const v1::ResolvedWorkload& workload) {
+  std::vector<std::string> errors;
+  CollectComponentErrors(workload.root(), errors);
+  return errors;
+}
+
 absl::StatusOr<v1::ResolvedWorkload> ResolveWorkload(const CompiledDefinition& def,
                                                      expressions::Engine& engine,
                                                      const WorkloadInput& input,

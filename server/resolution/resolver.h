@@ -58,6 +58,11 @@ absl::Status ResolveWorkloadInto(const definitions::CompiledDefinition& def,
                                  const ResolveOptions& options,
                                  workloadmap::v1::ResolvedWorkload& out);
 
+// The errors of the components an answer could not resolve (it is then
+// partial), depth first, each "<component> <field path>: <message>"; empty
+// for a whole answer.
+std::vector<std::string> ComponentErrors(const workloadmap::v1::ResolvedWorkload& workload);
+
 }  // namespace wm::resolution
 
 #endif  // WM_SERVER_RESOLUTION_RESOLVER_H_
