@@ -4,10 +4,14 @@
 // For tests that measure this process's memory. Header-only: any layer's
 // tests may include it.
 
+#include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
 #include <fstream>
+#include <utility>
+#include <vector>
 
 namespace wm::testing {
 
@@ -33,6 +37,33 @@ inline int64_t ResidentBytes() {
   int64_t size = 0, resident = 0;
   statm >> size >> resident;
   return resident * sysconf(_SC_PAGESIZE);
+}
+
+// How many pages of [from, to) are resident (mincore), or -1 when part of
+// the range is not mapped.
+inline int ResidentPagesIn(uintptr_t from, uintptr_t to) {
+  const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  from &= ~(page - 1);
+  if (to <= from) return 0;
+  std::vector<unsigned char> resident((to - from + page - 1) / page);
+  if (mincore(reinterpret_cast<void*>(from), to - from, resident.data()) != 0) return -1;
+  int count = 0;
+  for (unsigned char r : resident) count += r & 1;
+  return count;
+}
+
+// The calling thread's stack as [low, high); {0, 0} when unknown.
+inline std::pair<uintptr_t, uintptr_t> ThisThreadsStack() {
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return {0, 0};
+  void* address = nullptr;
+  size_t size = 0;
+  std::pair<uintptr_t, uintptr_t> stack{0, 0};
+  if (pthread_attr_getstack(&attr, &address, &size) == 0) {
+    stack = {reinterpret_cast<uintptr_t>(address), reinterpret_cast<uintptr_t>(address) + size};
+  }
+  pthread_attr_destroy(&attr);
+  return stack;
 }
 
 }  // namespace wm::testing

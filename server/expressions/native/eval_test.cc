@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/common/json.h"
+#include "server/common/testing/process_memory.h"
 #include "server/expressions/native/compiler.h"
 #include "server/expressions/native/parser.h"
 #include "server/expressions/native/path_plan.h"
@@ -366,6 +367,27 @@ TEST(NativeEngineTest, HostileExpressionsEndWithinTheirBounds) {
   auto fine = Evaluate(**engine, ".a", Json{{"a", 1}});
   ASSERT_TRUE(fine.ok());
   EXPECT_EQ(*fine, std::vector<Json>{Json(1)});
+}
+
+// An evaluation that meets the stack bound touched 1 MiB of its thread's
+// stack; the pages go back to the system when it returns, or every server
+// thread that ever ran a hostile expression would keep its own megabyte
+// (the hostile soak's daemon kept 4.7 MB of stacks after a minute).
+TEST(NativeEngineTest, StackPagesOfADeepRecursionAreGivenBack) {
+  auto engine = NewNativeEngine();
+  ASSERT_TRUE(engine.ok());
+  std::thread([&] {
+    auto outputs = Evaluate(**engine, "def f: 1 + f; f", Json(nullptr));
+    ASSERT_FALSE(outputs.ok());
+    ASSERT_THAT(std::string(outputs.status().message()), ::testing::HasSubstr("stack bound"));
+    const auto [low, high] = wm::testing::ThisThreadsStack();
+    ASSERT_NE(low, 0u);
+    const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    ASSERT_GT(here, low);
+    ASSERT_LT(here, high);
+    // Below the frames still in use and the release's margin.
+    EXPECT_LT(wm::testing::ResidentPagesIn(low, here - (size_t{256} << 10)), 16);
+  }).join();
 }
 
 // Tail calls take no stack (gojq optimizes them too): loops written as

@@ -10,6 +10,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/thread_stack.h"
 #include "server/expressions/native/format.h"
 #include "server/expressions/native/json_text.h"
 #include "server/expressions/native/operators.h"
@@ -132,7 +133,12 @@ size_t Interpreter::max_string_bytes() const {
 Flow Interpreter::Run(const Op& op, const Frame* env, const Value& input, Emit emit) {
   char base;
   stack_base_ = &base;
-  return Eval(op, env, input, nullptr, emit);
+  deepest_ = reinterpret_cast<uintptr_t>(&base);
+  Flow flow = Eval(op, env, input, nullptr, emit);
+  if (reinterpret_cast<uintptr_t>(&base) - deepest_ > kStackReleaseThreshold) {
+    ReleaseStackBelow(reinterpret_cast<const void*>(deepest_));
+  }
+  return flow;
 }
 
 Flow Interpreter::Fail(std::string message) {

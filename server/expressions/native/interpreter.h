@@ -36,6 +36,7 @@
 // as they are built and never refunded, so it bounds the total work of
 // building as well as peak memory.
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -133,6 +134,7 @@ class Interpreter {
   // Eval does, and so must a native loop that emits without evaluating.
   Flow CheckBounds() {
     char here;
+    deepest_ = std::min(deepest_, reinterpret_cast<uintptr_t>(&here));
     if (stack_base_ != nullptr &&
         static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) {
       return FailStack();
@@ -228,6 +230,11 @@ class Interpreter {
 
   EvalBounds bounds_;
   const char* stack_base_ = nullptr;
+  // The deepest address CheckBounds saw on this thread's stack: an
+  // evaluation that went deep gives the pages back when it returns
+  // (ReleaseStackBelow), or every thread that ever ran a hostile
+  // expression would keep up to max_stack_bytes of them.
+  uintptr_t deepest_ = 0;
   uint64_t steps_ = 0;
   // steps_ at which the clock is read next; the deadline was set from the
   // clock just before the evaluation began.

@@ -10,6 +10,7 @@
 #include "absl/base/attributes.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/thread_stack.h"
 #include "server/expressions/native/lexer.h"
 
 namespace wm::expressions::native {
@@ -122,17 +123,22 @@ class Parser {
     return query;
   }
 
+  // The deepest address of this thread's stack the parse reached.
+  uintptr_t deepest() const { return deepest_; }
+
  private:
-  // Counts one level of recursion for as long as it lives.
+  // Counts one level of recursion for as long as it lives, and notes how
+  // deep into the stack the parse went.
   class Nesting {
    public:
-    explicit Nesting(int& depth, int levels = 1) : depth_(depth), levels_(levels) {
-      depth_ += levels_;
+    explicit Nesting(Parser& parser, int levels = 1) : parser_(parser), levels_(levels) {
+      parser_.depth_ += levels_;
+      parser_.deepest_ = std::min(parser_.deepest_, reinterpret_cast<uintptr_t>(this));
     }
-    ~Nesting() { depth_ -= levels_; }
+    ~Nesting() { parser_.depth_ -= levels_; }
 
    private:
-    int& depth_;
+    Parser& parser_;
     int levels_;
   };
 
@@ -240,14 +246,14 @@ class Parser {
     // Definitions, labels and bindings nest their bodies without going
     // through ParseTerm.
     if (At(TokenKind::kDef) || At(TokenKind::kLabel)) {
-      Nesting nesting(depth_);
+      Nesting nesting(*this);
       if (depth_ > limits_.max_depth) return DepthError();
       return At(TokenKind::kDef) ? ParseDefinitionOperand() : ParseLabelOperand();
     }
     uint32_t begin = token_.begin;
     WM_PARSE_ASSIGN(source, ParseBinary(kLoosestBinary));
     if (!At(TokenKind::kAs)) return source;
-    Nesting binding(depth_);
+    Nesting binding(*this);
     if (depth_ > limits_.max_depth) return DepthError();
     return ParseBinding(std::move(source), begin);
   }
@@ -345,7 +351,7 @@ class Parser {
       // (`a // b // c ...` recurses); the others recurse at most once per
       // precedence level.
       bool right_associative = op->associativity == BinaryOperator::kRight;
-      Nesting nesting(depth_, right_associative ? 1 : 0);
+      Nesting nesting(*this, right_associative ? 1 : 0);
       if (depth_ > limits_.max_depth) return DepthError();
       WM_PARSE_ASSIGN(right, ParseBinary(right_associative ? op->precedence : op->precedence + 1));
       uint32_t begin = left->span().begin;
@@ -368,7 +374,7 @@ class Parser {
   // if, try, reduce, unary operators, ...) goes through here, so this
   // counts the nesting depth.
   absl::StatusOr<NodePtr> ParseTerm() {
-    Nesting nesting(depth_);
+    Nesting nesting(*this);
     if (depth_ > limits_.max_depth) return DepthError();
     if (At(TokenKind::kMinus) || At(TokenKind::kPlus)) return ParseUnary();
     uint32_t begin = token_.begin;
@@ -788,7 +794,7 @@ class Parser {
   }
 
   WM_PARSER_STEP absl::StatusOr<NodePtr> ParsePattern() {
-    Nesting nesting(depth_);
+    Nesting nesting(*this);
     if (depth_ > limits_.max_depth) return DepthError();
     uint32_t begin = token_.begin;
     if (At(TokenKind::kVariable)) return Leaf(NodeKind::kPatternVariable, token_.text);
@@ -861,6 +867,7 @@ class Parser {
   Token token_;
   uint32_t previous_end_ = 0;
   int depth_ = 0;
+  uintptr_t deepest_ = UINTPTR_MAX;
 };
 
 #undef WM_PARSE_ASSIGN
@@ -876,7 +883,11 @@ absl::StatusOr<NodePtr> Parse(absl::string_view source, const ParseLimits& limit
     return absl::InvalidArgumentError(absl::StrCat("expression is ", source.size(),
                                                    " bytes; the limit is ", max_bytes, " bytes"));
   }
-  return Parser(source, limits).ParseProgram();
+  Parser parser(source, limits);
+  absl::StatusOr<NodePtr> tree = parser.ParseProgram();
+  // A source nested up to max_depth takes megabytes of stack to parse.
+  ReleaseStackBelow(reinterpret_cast<const void*>(parser.deepest()));
+  return tree;
 }
 
 }  // namespace wm::expressions::native

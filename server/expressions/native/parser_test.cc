@@ -6,10 +6,12 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/process_memory.h"
 #include "server/expressions/native/test_support.h"
 
 namespace wm::expressions::native {
@@ -632,6 +634,24 @@ TEST(ParserTest, SourceLengthIsBounded) {
   EXPECT_EQ(Canonical(".a + .b + .c", limits),
             "error: expression is 12 bytes; the limit is 8 bytes");
   EXPECT_EQ(ParseLimits().max_source_bytes, 64u << 10);
+}
+
+// Parsing to max_depth takes up to 400 KiB of stack (`.[` nested, the
+// deepest way per level); the pages go back to the system afterwards, or
+// every thread that ever parsed a hostile definition would keep them.
+TEST(ParserTest, StackPagesOfADeepParseAreGivenBack) {
+  std::thread([] {
+    std::string deep;
+    for (int i = 0; i < 10000; ++i) deep += ".[";
+    deep += "1" + std::string(10000, ']');
+    EXPECT_FALSE(Parse(deep).ok());
+    const auto [low, high] = wm::testing::ThisThreadsStack();
+    ASSERT_NE(low, 0u);
+    const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+    ASSERT_GT(here, low);
+    ASSERT_LT(here, high);
+    EXPECT_LT(wm::testing::ResidentPagesIn(low, here - (size_t{128} << 10)), 8);
+  }).join();
 }
 
 // Deep nesting of every kind fails with the bound in the message instead
