@@ -7,12 +7,20 @@
 //
 //   hostile_gen --address 127.0.0.1:50051 --metrics-address 127.0.0.1:9090 --rate 20
 //
+// With --settle-every, it pauses that often: it stops sending, waits for the
+// calls in flight to end and then --settle-pause more, and reads the
+// daemon's resident set (--daemon-pid). Those readings are what the daemon
+// keeps of the hostile load, without the working memory of requests being
+// served (bounded on its own: --max-message-bytes, --grpc-memory-limit).
+//
 // The daemon must be set up as the cases assume (cases.h: the seed
 // snapshot and --definitions integration_tests/hostile/definitions.yaml). Prints one
 // JSON object: calls, cases, unexpected (answers with a code or message the
 // case does not allow, or later than its bound), unexpected_cases (their
 // names, at most 20), by_code, dropped (sends skipped because every sender
-// was busy), max_ms, idle_reconnects. Exit status: 0 if every answer was as
+// was busy), max_ms, idle_reconnects, and with --settle-every paused_ticks
+// (sends skipped while settling) and settled (one {"seconds", "rss_kb"} per
+// pause, seconds from the start). Exit status: 0 if every answer was as
 // expected, 1 if not, 2 for bad flags.
 #include <algorithm>
 #include <atomic>
@@ -33,6 +41,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "bench/process_stats.h"
 #include "grpcpp/grpcpp.h"
 #include "integration_tests/hostile/cases.h"
 #include "integration_tests/hostile/raw_clients.h"
@@ -51,6 +60,9 @@ struct Flags {
   absl::Duration duration = absl::Seconds(60);
   int senders = 8;
   int idle_connections = 32;
+  std::string daemon_pid;
+  absl::Duration settle_every = absl::ZeroDuration();
+  absl::Duration settle_pause = absl::Seconds(3);
 };
 
 constexpr char kUsage[] = R"(Usage: hostile_gen --address ADDR --metrics-address HOST:PORT [FLAGS]
@@ -62,6 +74,10 @@ constexpr char kUsage[] = R"(Usage: hostile_gen --address ADDR --metrics-address
   --senders N               calls in flight at most; a send finding none free
                             is dropped and counted (8)
   --idle-connections N      half-sent connections held on the metrics port (32)
+  --settle-every D          pause this often and read the daemon's resident set
+                            once no call is in flight (0: never; needs --daemon-pid)
+  --settle-pause D          how long after the last call to read it (3s)
+  --daemon-pid PID          the daemon's process id
 )";
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -88,12 +104,21 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       ok = absl::SimpleAtoi(value, &f.senders) && f.senders > 0;
     } else if (arg == "--idle-connections") {
       ok = absl::SimpleAtoi(value, &f.idle_connections) && f.idle_connections >= 0;
+    } else if (arg == "--settle-every") {
+      ok = absl::ParseDuration(value, &f.settle_every) && f.settle_every >= absl::ZeroDuration();
+    } else if (arg == "--settle-pause") {
+      ok = absl::ParseDuration(value, &f.settle_pause) && f.settle_pause >= absl::ZeroDuration();
+    } else if (arg == "--daemon-pid") {
+      int pid = 0;
+      ok = absl::SimpleAtoi(value, &pid) && pid > 0;
+      f.daemon_pid = value;
     } else {
       ok = false;
     }
     if (!ok) return false;
   }
-  return !f.address.empty() && !f.metrics_address.empty();
+  return !f.address.empty() && !f.metrics_address.empty() &&
+         (f.settle_every == absl::ZeroDuration() || !f.daemon_pid.empty());
 }
 
 // One case of either kind, as the round-robin sends them.
@@ -120,6 +145,15 @@ class Tally {
     std::lock_guard<std::mutex> lock(mu_);
     ++dropped_;
   }
+  void Paused() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++paused_;
+  }
+  void Settled(absl::Duration since_start, size_t resident_bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    settled_.push_back({{"seconds", absl::ToInt64Seconds(since_start)},
+                        {"rss_kb", static_cast<int64_t>(resident_bytes >> 10)}});
+  }
   int unexpected() const {
     std::lock_guard<std::mutex> lock(mu_);
     return unexpected_;
@@ -136,12 +170,15 @@ class Tally {
                 {"by_code", by_code},
                 {"dropped", dropped_},
                 {"max_ms", absl::ToDoubleMilliseconds(max_)},
-                {"idle_reconnects", idle_reconnects}};
+                {"idle_reconnects", idle_reconnects},
+                {"paused_ticks", paused_},
+                {"settled", settled_}};
   }
 
  private:
   mutable std::mutex mu_;
-  int calls_ = 0, unexpected_ = 0, dropped_ = 0;
+  int calls_ = 0, unexpected_ = 0, dropped_ = 0, paused_ = 0;
+  Json settled_ = Json::array();
   std::map<std::string, int> by_code_;
   std::set<std::string> unexpected_cases_;
   absl::Duration max_;
@@ -216,6 +253,8 @@ int Run(const Flags& flags) {
   // finds every sender busy is dropped, so the rate never piles up calls.
   std::mutex mu;
   std::condition_variable cv;
+  // Signalled when a sender finishes a call, for a pause to wait on.
+  std::condition_variable finished;
   std::deque<size_t> due;
   int busy = 0;
   std::vector<std::thread> senders;
@@ -234,13 +273,34 @@ int Run(const Flags& flags) {
         Send(cases[index], channel, metrics_port, tally);
         std::lock_guard<std::mutex> lock(mu);
         --busy;
+        finished.notify_all();
       }
     });
   }
+  // A pause: no call in flight, then settle_pause, then one reading. Ticks
+  // that fall due meanwhile are skipped, not sent in a burst afterwards.
   absl::Time start = absl::Now();
+  absl::Time next_settle = flags.settle_every > absl::ZeroDuration() ? start + flags.settle_every
+                                                                     : absl::InfiniteFuture();
+  absl::Time resumed = start;
+  auto settle = [&] {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      finished.wait(lock, [&] { return busy == 0 && due.empty(); });
+    }
+    absl::SleepFor(flags.settle_pause);
+    tally.Settled(absl::Now() - start, ResidentBytesOf(flags.daemon_pid));
+    resumed = absl::Now();
+    while (next_settle <= resumed) next_settle += flags.settle_every;
+  };
   for (size_t i = 0;; ++i) {
     absl::Time at = start + absl::Seconds(static_cast<double>(i) / flags.rate);
     if (at - start >= flags.duration) break;
+    if (at >= next_settle) settle();
+    if (at < resumed) {
+      tally.Paused();
+      continue;
+    }
     absl::SleepFor(at - absl::Now());
     std::lock_guard<std::mutex> lock(mu);
     if (busy + static_cast<int>(due.size()) >= flags.senders) {
