@@ -28,7 +28,8 @@ constexpr absl::Duration kHangBound = absl::Seconds(10);
 // Past the one jq evaluation's budget (EvalLimits::budget, 2 s): the
 // answer may take the budget, plus the hang bound.
 const absl::Duration kEvaluationBound = absl::Seconds(2) + kHangBound;
-// 20,000 inline pods (5 MB) are parsed before they are refused.
+// 20,000 inline pods (5 MB): gRPC receives them and the request message is
+// parsed before the count refuses them (their JSON is never parsed).
 constexpr absl::Duration kManyObjectsBound = absl::Seconds(20);
 
 const std::vector<Code> kInvalid = {Code::INVALID_ARGUMENT};
