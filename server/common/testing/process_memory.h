@@ -8,9 +8,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <fstream>
-#include <utility>
 #include <vector>
 
 namespace wm::testing {
@@ -52,18 +52,20 @@ inline int ResidentPagesIn(uintptr_t from, uintptr_t to) {
   return count;
 }
 
-// The calling thread's stack as [low, high); {0, 0} when unknown.
-inline std::pair<uintptr_t, uintptr_t> ThisThreadsStack() {
+// How many pages of the calling thread's stack are resident more than
+// `margin` bytes below this function's frame (above that are the caller's
+// frames, in use); -1 when the stack's bounds are unknown.
+__attribute__((noinline)) inline int ResidentStackPagesBelow(size_t margin) {
   pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return {0, 0};
+  if (pthread_getattr_np(pthread_self(), &attr) != 0) return -1;
   void* address = nullptr;
   size_t size = 0;
-  std::pair<uintptr_t, uintptr_t> stack{0, 0};
-  if (pthread_attr_getstack(&attr, &address, &size) == 0) {
-    stack = {reinterpret_cast<uintptr_t>(address), reinterpret_cast<uintptr_t>(address) + size};
-  }
+  const bool known = pthread_attr_getstack(&attr, &address, &size) == 0;
   pthread_attr_destroy(&attr);
-  return stack;
+  const uintptr_t low = reinterpret_cast<uintptr_t>(address);
+  const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  if (!known || here < low + margin || here >= low + size) return -1;
+  return ResidentPagesIn(low, here - margin);
 }
 
 }  // namespace wm::testing
