@@ -2,8 +2,18 @@
 #define WM_SERVER_COMMON_THREAD_STACK_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace wm {
+
+// The calling thread's stack as [low, high), both 0 when the system does
+// not say. Read once per thread (for the main thread glibc reads
+// /proc/self/maps to answer).
+struct ThreadStack {
+  uintptr_t low = 0;
+  uintptr_t high = 0;
+};
+const ThreadStack& ThisThreadsStack();
 
 // A thread's stack keeps every page it ever touched: after one deep
 // recursion (a hostile expression evaluated up to its 1 MiB stack bound)

@@ -468,10 +468,6 @@ class Resolution {
   std::map<std::string, std::map<std::string, std::vector<int>>> placement_;
 };
 
-}  // namespace
-
-namespace {
-
 void CollectComponentErrors(const v1::Component& component, std::vector<std::string>& out) {
   if (component.has_error()) {
     out.push_back(absl::StrCat(component.name(), " ", component.error().field_path(), ": ",

@@ -1,10 +1,9 @@
 #ifndef WM_SERVER_COMMON_TESTING_PROCESS_MEMORY_H_
 #define WM_SERVER_COMMON_TESTING_PROCESS_MEMORY_H_
 
-// For tests that measure this process's memory. Header-only: any layer's
-// tests may include it.
+// For tests that measure this process's memory. Header-only (besides
+// wm_common, which every layer links): any layer's tests may include it.
 
-#include <pthread.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -12,6 +11,8 @@
 #include <cstdint>
 #include <fstream>
 #include <vector>
+
+#include "server/common/thread_stack.h"
 
 namespace wm::testing {
 
@@ -56,16 +57,10 @@ inline int ResidentPagesIn(uintptr_t from, uintptr_t to) {
 // `margin` bytes below this function's frame (above that are the caller's
 // frames, in use); -1 when the stack's bounds are unknown.
 __attribute__((noinline)) inline int ResidentStackPagesBelow(size_t margin) {
-  pthread_attr_t attr;
-  if (pthread_getattr_np(pthread_self(), &attr) != 0) return -1;
-  void* address = nullptr;
-  size_t size = 0;
-  const bool known = pthread_attr_getstack(&attr, &address, &size) == 0;
-  pthread_attr_destroy(&attr);
-  const uintptr_t low = reinterpret_cast<uintptr_t>(address);
+  const ThreadStack& stack = ThisThreadsStack();
   const uintptr_t here = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  if (!known || here < low + margin || here >= low + size) return -1;
-  return ResidentPagesIn(low, here - margin);
+  if (here < stack.low + margin || here >= stack.high) return -1;
+  return ResidentPagesIn(stack.low, here - margin);
 }
 
 }  // namespace wm::testing
