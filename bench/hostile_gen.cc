@@ -19,9 +19,10 @@
 // case does not allow, or later than its bound), unexpected_cases (their
 // names, at most 20), by_code, dropped (sends skipped because every sender
 // was busy), max_ms, idle_reconnects, and with --settle-every paused_ticks
-// (sends skipped while settling) and settled (one {"seconds", "rss_kb"} per
-// pause, seconds from the start). Exit status: 0 if every answer was as
-// expected, 1 if not, 2 for bad flags.
+// (sends skipped while settling) and settled (one {"seconds", "rss_kb",
+// "rss_anonymous_kb", "heap_<state>_kb"...} per pause, seconds from the start; the heap figures
+// are the daemon's workloadmap_heap_bytes, read right after the RSS). Exit
+// status: 0 if every answer was as expected, 1 if not, 2 for bad flags.
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -30,6 +31,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -41,11 +43,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "bench/process_stats.h"
 #include "grpcpp/grpcpp.h"
 #include "integration_tests/hostile/cases.h"
 #include "integration_tests/hostile/raw_clients.h"
 #include "server/common/json.h"
+#include "server/common/process_memory.h"
 
 namespace wm::bench {
 namespace {
@@ -149,10 +151,14 @@ class Tally {
     std::lock_guard<std::mutex> lock(mu_);
     ++paused_;
   }
-  void Settled(absl::Duration since_start, size_t resident_bytes) {
+  // `heap` is HeapFigures's answer.
+  void Settled(absl::Duration since_start, const ResidentMemory& resident, Json heap) {
     std::lock_guard<std::mutex> lock(mu_);
-    settled_.push_back({{"seconds", absl::ToInt64Seconds(since_start)},
-                        {"rss_kb", static_cast<int64_t>(resident_bytes >> 10)}});
+    Json reading = {{"seconds", absl::ToInt64Seconds(since_start)},
+                    {"rss_kb", static_cast<int64_t>(resident.total >> 10)},
+                    {"rss_anonymous_kb", static_cast<int64_t>(resident.anonymous() >> 10)}};
+    reading.update(heap);
+    settled_.push_back(std::move(reading));
   }
   int unexpected() const {
     std::lock_guard<std::mutex> lock(mu_);
@@ -183,6 +189,19 @@ class Tally {
   std::set<std::string> unexpected_cases_;
   absl::Duration max_;
 };
+
+// The daemon's account of its heap from its /metrics
+// (workloadmap_heap_bytes{state}): {"heap_<state>_kb": kB} for each state,
+// or {} when the daemon does not export it or the scrape fails.
+Json HeapFigures(int metrics_port) {
+  Json figures = Json::object();
+  if (std::optional<hostile::ReportedMemory> memory = hostile::ScrapeMemory(metrics_port)) {
+    for (const auto& [state, bytes] : memory->heap) {
+      figures[absl::StrCat("heap_", state, "_kb")] = bytes >> 10;
+    }
+  }
+  return figures;
+}
 
 // Sends one case and records whether its answer is one the case allows.
 void Send(const Case& c, const std::shared_ptr<grpc::Channel>& channel, int metrics_port,
@@ -289,7 +308,9 @@ int Run(const Flags& flags) {
       finished.wait(lock, [&] { return busy == 0 && due.empty(); });
     }
     absl::SleepFor(flags.settle_pause);
-    tally.Settled(absl::Now() - start, ResidentBytesOf(flags.daemon_pid));
+    // The RSS first: the scrape itself allocates in the daemon.
+    const ResidentMemory resident = ResidentMemoryOf(flags.daemon_pid);
+    tally.Settled(absl::Now() - start, resident, HeapFigures(metrics_port));
     resumed = absl::Now();
     while (next_settle <= resumed) next_settle += flags.settle_every;
   };

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "bench/process_stats.h"
 #include "catalog/catalog.h"
+#include "server/common/process_memory.h"
 #include "server/common/yaml_json.h"
 #include "server/expressions/native_engine.h"
 #include "server/index/testing/fake_cluster.h"
@@ -90,7 +90,7 @@ void BM_ScrapeWorkloadMetrics(benchmark::State& state) {
   }
   index.WaitForIdle();
   platform::WorkloadMetrics metrics(index, {.max_series = 10'000'000});
-  const size_t resident_before = bench::ResidentBytes();
+  const size_t resident_before = ResidentBytes();
   size_t peak = resident_before, bytes = 0, series = 0;
   // As the daemon sends a scrape: in 64 KiB chunks to a sink (here one that
   // only counts; the daemon's queues a chunk on the connection).
@@ -103,13 +103,13 @@ void BM_ScrapeWorkloadMetrics(benchmark::State& state) {
         [&](absl::string_view chunk) {
           bytes += chunk.size();
           benchmark::DoNotOptimize(chunk.data());
-          if (++chunks % 16 == 0) peak = std::max(peak, bench::ResidentBytes());
+          if (++chunks % 16 == 0) peak = std::max(peak, ResidentBytes());
           return true;
         },
         64 * 1024);
     metrics.Write(writer);
     writer.Flush();
-    peak = std::max(peak, bench::ResidentBytes());
+    peak = std::max(peak, ResidentBytes());
   }
   {  // the lines, once, outside the timing
     std::string out;

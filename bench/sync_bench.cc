@@ -16,7 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "bench/process_stats.h"
+#include "server/common/process_memory.h"
 #include "server/kube/auth/kubeconfig.h"
 #include "server/kube/informer.h"
 
@@ -114,7 +114,7 @@ void BM_InitialSync(benchmark::State& state) {
   size_t objects = 0;
   double rss_per_pod = 0, client_cpu = 0;
   for (auto _ : state) {
-    size_t before = bench::ResidentBytes();
+    size_t before = ResidentBytes();
     double cpu_before = ProcessCpuSeconds();
     ReflectorOptions options;
     options.namespace_ = kNamespace;
@@ -126,8 +126,7 @@ void BM_InitialSync(benchmark::State& state) {
     state.PauseTiming();
     client_cpu = ProcessCpuSeconds() - cpu_before;
     objects = informer.store().size();
-    rss_per_pod =
-        static_cast<double>(bench::ResidentBytes() - before) / std::max<size_t>(objects, 1);
+    rss_per_pod = static_cast<double>(ResidentBytes() - before) / std::max<size_t>(objects, 1);
     informer.Stop();
     state.ResumeTiming();
   }

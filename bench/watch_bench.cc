@@ -9,7 +9,7 @@
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
-#include "bench/process_stats.h"
+#include "server/common/process_memory.h"
 #include "server/kube/store.h"
 #include "server/kube/watch_stream.h"
 
@@ -211,13 +211,13 @@ void BM_MemoryPerCachedPod(benchmark::State& state) {
     lines.reserve(pods);
     for (int i = 0; i < pods; ++i) lines.push_back(EventLine(i));
     state.ResumeTiming();
-    size_t before = bench::ResidentBytes();
+    size_t before = ResidentBytes();
     auto store = std::make_unique<Store>();
     for (const std::string& line : lines) {
       auto event = DecodeWatchEvent(line, ObjectShape::kCompactPod, parser);
       store->Apply(EventType::kAdded, event->object);
     }
-    size_t after = bench::ResidentBytes();
+    size_t after = ResidentBytes();
     rss_per_pod = static_cast<double>(after - before) / pods;
     accounted_per_pod = static_cast<double>(store->ApproximateBytes()) / pods;
     state.PauseTiming();

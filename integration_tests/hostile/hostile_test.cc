@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -481,8 +482,23 @@ TEST(HostileMemoryTest, EveryCaseAgainstOneDaemonKeepsItsMemoryBounded) {
   ExpectServing("every case");
   const int64_t after = SettledResidentBytes(TheDaemon().process().pid());
   ASSERT_GT(after, 0) << "the daemon died";
+  // What the daemon reports of its memory agrees with the kernel, and its
+  // heap's figures nest: live data within its pages within the allocator's
+  // resident pages within the process.
+  std::optional<ReportedMemory> reported = ScrapeMemory(TheDaemon().process().metrics_port());
+  ASSERT_TRUE(reported.has_value()) << "no process_resident_memory_bytes at /metrics";
+  EXPECT_NEAR(static_cast<double>(reported->resident), static_cast<double>(after),
+              0.1 * static_cast<double>(after));
+  std::map<std::string, int64_t>& heap = reported->heap;
+  ASSERT_THAT(heap, ::testing::SizeIs(6)) << "workloadmap_heap_bytes: one per state";
+  EXPECT_GT(heap["allocated"], 0);
+  EXPECT_LE(heap["allocated"], heap["active"]);
+  EXPECT_LE(heap["active"] + heap["dirty"], heap["resident"]);
+  EXPECT_LT(heap["resident"], reported->resident);
   std::cout << "daemon RSS before " << (before >> 20) << " MiB, after " << (after >> 20)
-            << " MiB (growth " << ((after - before) >> 10) << " KiB) over "
+            << " MiB (growth " << ((after - before) >> 10) << " KiB; heap allocated "
+            << (heap["allocated"] >> 10) << " KiB, dirty " << (heap["dirty"] >> 10)
+            << " KiB, resident " << (heap["resident"] >> 10) << " KiB) over "
             << Cases().size() - killers.size() << " cases"
             << (killers.empty() ? "" : "; left out, they kill the daemon: ")
             << absl::StrJoin(killers, ", ") << "\n";

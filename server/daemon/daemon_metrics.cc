@@ -1,5 +1,10 @@
 // A Daemon's metric families and their collectors.
+#include <optional>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
+#include "server/common/heap.h"
+#include "server/common/process_memory.h"
 #include "server/daemon/daemon.h"
 #include "server/daemon/log.h"
 
@@ -188,6 +193,33 @@ void Daemon::AddMetrics() {
           for (size_t i = 0; i < pod_group_controllers_.size(); ++i) {
             samples.push_back({{live_[i]->name()},
                                static_cast<double>(pod_group_controllers_[i]->counts().failures)});
+          }
+          return samples;
+        });
+  }
+  // Memory: what the kernel counts against the limit, and the allocator's
+  // account of its part, so that an operator can tell live data from
+  // freed pages not yet returned and from what is not heap at all.
+  metrics_.AddGaugeCallback(
+      "process_resident_memory_bytes", "Resident memory size in bytes.", {}, [] {
+        return std::vector<observability::Sample>{{{}, static_cast<double>(ResidentBytes())}};
+      });
+  if (ReadHeapStats().has_value()) {
+    metrics_.AddGaugeCallback(
+        "workloadmap_heap_bytes",
+        "The allocator's (jemalloc's) own account of the heap: allocated (live allocations, "
+        "thread_cached included), thread_cached (freed objects kept by threads for reuse), "
+        "active (the pages holding allocations), dirty (freed pages not yet returned), "
+        "metadata, and resident (active, dirty and resident metadata pages).",
+        {"state"}, [] {
+          std::vector<observability::Sample> samples;
+          if (std::optional<HeapStats> heap = ReadHeapStats()) {
+            samples = {{{"allocated"}, static_cast<double>(heap->allocated)},
+                       {{"thread_cached"}, static_cast<double>(heap->thread_cached)},
+                       {{"active"}, static_cast<double>(heap->active)},
+                       {{"dirty"}, static_cast<double>(heap->dirty)},
+                       {{"metadata"}, static_cast<double>(heap->metadata)},
+                       {{"resident"}, static_cast<double>(heap->resident)}};
           }
           return samples;
         });

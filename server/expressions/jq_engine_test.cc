@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/process_memory.h"
 #include "server/common/testing/process_memory.h"
 
 namespace wm::expressions {
@@ -21,7 +22,6 @@ using ::testing::HasSubstr;
 
 // Sanitizer builds run workers without an address-space limit.
 constexpr bool kWorkersAreMemoryLimited = !wm::testing::kSanitizedBuild;
-using wm::testing::ResidentBytes;
 
 // Compiles `source` alone and evaluates it on `input`.
 absl::StatusOr<std::vector<Json>> EvalWith(Engine& engine, const std::string& source,
@@ -325,9 +325,9 @@ TEST(JqMemoryLimitTest, LargeOutputNeverReachesTheDaemon) {
   auto engine = NewJqEngine(options);
   ASSERT_TRUE(engine.ok()) << engine.status();
   ASSERT_TRUE(EvalWith(**engine, ".", nullptr).ok());  // worker started
-  int64_t before = ResidentBytes();
+  const int64_t before = static_cast<int64_t>(ResidentBytes());
   auto r = EvalWith(**engine, "\"x\" * 50000000", nullptr);
-  int64_t growth = ResidentBytes() - before;
+  int64_t growth = static_cast<int64_t>(ResidentBytes()) - before;
   ASSERT_FALSE(r.ok()) << "an output of " << (*r)[0].get_ref<const std::string&>().size()
                        << " bytes came back";
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument) << r.status();

@@ -31,6 +31,7 @@
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
 #include "server/common/json_path.h"
+#include "server/common/process_memory.h"
 #include "server/common/testing/process_memory.h"
 #include "server/common/testing/scratch_dir.h"
 #include "server/common/yaml_json.h"
@@ -763,9 +764,9 @@ TEST_F(ServiceTest, LargeInlineRequestsGiveTheirMemoryBack) {
       EXPECT_TRUE(status.ok()) << status.error_message();
     }
   };
-  int64_t before = wm::testing::ResidentBytes();
+  const int64_t before = static_cast<int64_t>(ResidentBytes());
   for (int round = 0; round < 3; ++round) resolve_twice_at_once();
-  int64_t after = wm::testing::ResidentBytes();
+  const int64_t after = static_cast<int64_t>(ResidentBytes());
   // Measured: 100-110 MiB stay without the trim, 11-21 MiB with it (gRPC's
   // and the test's own buffers).
   EXPECT_LT(after - before, int64_t{48} << 20)

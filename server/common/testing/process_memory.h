@@ -9,7 +9,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <fstream>
 #include <vector>
 
 #include "server/common/thread_stack.h"
@@ -31,14 +30,6 @@ inline constexpr bool kSanitizedBuild = false;
 #else
 inline constexpr bool kSanitizedBuild = false;
 #endif
-
-// This process's resident memory in bytes (/proc/self/statm).
-inline int64_t ResidentBytes() {
-  std::ifstream statm("/proc/self/statm");
-  int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
 
 // How many pages of [from, to) are resident (mincore), or -1 when part of
 // the range is not mapped.
