@@ -9,9 +9,10 @@
 //
 // With --settle-every, it pauses that often: it stops sending, waits for the
 // calls in flight to end and then --settle-pause more, and reads the
-// daemon's resident set (--daemon-pid). Those readings are what the daemon
-// keeps of the hostile load, without the working memory of requests being
-// served (bounded on its own: --max-message-bytes, --grpc-memory-limit).
+// daemon's resident set (--daemon-pid) once it has settled (two readings
+// 500 ms apart within 256 KiB, or kSettleBound: SettledResidentMemory).
+// Those readings are what the daemon keeps of the hostile load, without the working memory of
+// requests being served (bounded on its own: --max-message-bytes, --grpc-memory-limit).
 //
 // The daemon must be set up as the cases assume (cases.h: the seed
 // snapshot and --definitions integration_tests/hostile/definitions.yaml). Prints one
@@ -19,8 +20,9 @@
 // case does not allow, or later than its bound), unexpected_cases (their
 // names, at most 20), by_code, dropped (sends skipped because every sender
 // was busy), max_ms, idle_reconnects, and with --settle-every paused_ticks
-// (sends skipped while settling) and settled (one {"seconds", "rss_kb",
-// "rss_anonymous_kb", "heap_<state>_kb"...} per pause, seconds from the start; the heap figures
+// (sends skipped while settling) and settled (one {"seconds", "settled_ms"
+// (from the last answer), "rss_kb", "rss_anonymous_kb", "heap_<state>_kb"...}
+// per pause, seconds from the start; the heap figures
 // are the daemon's workloadmap_heap_bytes, read right after the RSS). Exit
 // status: 0 if every answer was as expected, 1 if not, 2 for bad flags.
 #include <algorithm>
@@ -45,6 +47,7 @@
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
 #include "integration_tests/hostile/cases.h"
+#include "integration_tests/hostile/daemon_memory.h"
 #include "integration_tests/hostile/raw_clients.h"
 #include "server/common/json.h"
 #include "server/common/process_memory.h"
@@ -54,6 +57,9 @@ namespace {
 
 using hostile::HostileCase;
 using hostile::HttpCase;
+
+// How long a settled reading may wait for the resident set to settle.
+constexpr absl::Duration kSettleBound = absl::Seconds(15);
 
 struct Flags {
   std::string address;
@@ -78,7 +84,7 @@ constexpr char kUsage[] = R"(Usage: hostile_gen --address ADDR --metrics-address
   --idle-connections N      half-sent connections held on the metrics port (32)
   --settle-every D          pause this often and read the daemon's resident set
                             once no call is in flight (0: never; needs --daemon-pid)
-  --settle-pause D          how long after the last call to read it (3s)
+  --settle-pause D          how long after the last call, at least, to read it (3s)
   --daemon-pid PID          the daemon's process id
 )";
 
@@ -152,9 +158,11 @@ class Tally {
     ++paused_;
   }
   // `heap` is HeapFigures's answer.
-  void Settled(absl::Duration since_start, const ResidentMemory& resident, Json heap) {
+  void Settled(absl::Duration since_start, absl::Duration since_last_answer,
+               const ResidentMemory& resident, Json heap) {
     std::lock_guard<std::mutex> lock(mu_);
     Json reading = {{"seconds", absl::ToInt64Seconds(since_start)},
+                    {"settled_ms", absl::ToInt64Milliseconds(since_last_answer)},
                     {"rss_kb", static_cast<int64_t>(resident.total >> 10)},
                     {"rss_anonymous_kb", static_cast<int64_t>(resident.anonymous() >> 10)}};
     reading.update(heap);
@@ -307,10 +315,11 @@ int Run(const Flags& flags) {
       std::unique_lock<std::mutex> lock(mu);
       finished.wait(lock, [&] { return busy == 0 && due.empty(); });
     }
+    const absl::Time quiet = absl::Now();
     absl::SleepFor(flags.settle_pause);
     // The RSS first: the scrape itself allocates in the daemon.
-    const ResidentMemory resident = ResidentMemoryOf(flags.daemon_pid);
-    tally.Settled(absl::Now() - start, resident, HeapFigures(metrics_port));
+    const ResidentMemory resident = hostile::SettledResidentMemory(flags.daemon_pid, kSettleBound);
+    tally.Settled(absl::Now() - start, absl::Now() - quiet, resident, HeapFigures(metrics_port));
     resumed = absl::Now();
     while (next_settle <= resumed) next_settle += flags.settle_every;
   };

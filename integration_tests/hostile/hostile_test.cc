@@ -41,6 +41,7 @@
 #include "gtest/gtest.h"
 #include "integration_tests/daemon/daemon_process.h"
 #include "integration_tests/hostile/cases.h"
+#include "integration_tests/hostile/daemon_memory.h"
 #include "integration_tests/hostile/raw_clients.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -82,11 +83,8 @@ constexpr int kLogTailLines = 40;
 // leak of the largest request (17 MiB) and the 5 MB one together would
 // exceed it on top of the usual growth.
 constexpr int64_t kMaxRssGrowthBytes = int64_t{24} << 20;
-// When a reading of VmRSS counts as settled (the daemon hands the heap back
-// after large requests): two readings kSettleInterval apart differ by less
-// than kSettledBytes, or kSettleBound has passed.
-constexpr absl::Duration kSettleInterval = absl::Milliseconds(500);
-constexpr int64_t kSettledBytes = int64_t{256} << 10;
+// How long a reading of the daemon's memory may wait to settle
+// (SettledResidentMemory).
 constexpr absl::Duration kSettleBound = absl::Seconds(15);
 // Connections the slow-client test keeps open (the HTTP server serves 16
 // at once) and how soon /healthz must still answer meanwhile: the server's
@@ -129,36 +127,24 @@ std::string Tail(const std::string& text, int lines) {
   return absl::StrJoin(all, "\n");
 }
 
-// A field of /proc/PID/status in kB ("VmRSS:", "VmHWM:"), in bytes; -1 if
-// unreadable.
-int64_t StatusBytes(pid_t pid, absl::string_view field) {
+// The peak of the resident set since the daemon started (VmHWM in
+// /proc/PID/status), in bytes; -1 if unreadable.
+int64_t PeakResidentBytes(pid_t pid) {
   std::ifstream in(absl::StrCat("/proc/", pid, "/status"));
+  constexpr absl::string_view kField = "VmHWM:";
   std::string line;
   while (std::getline(in, line)) {
-    if (!absl::StartsWith(line, field)) continue;
-    std::string kb(absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(field.size()), "kB")));
+    if (!absl::StartsWith(line, kField)) continue;
+    std::string kb(absl::StripAsciiWhitespace(absl::StripSuffix(line.substr(kField.size()), "kB")));
     int64_t value = 0;
     if (absl::SimpleAtoi(absl::StripAsciiWhitespace(kb), &value)) return value * 1024;
   }
   return -1;
 }
 
-// The resident set now (VmRSS) and its peak since the daemon started
-// (VmHWM), in bytes; -1 if unreadable.
-int64_t ResidentBytes(pid_t pid) { return StatusBytes(pid, "VmRSS:"); }
-int64_t PeakResidentBytes(pid_t pid) { return StatusBytes(pid, "VmHWM:"); }
-
-// VmRSS once it has settled (see kSettleInterval).
+// The resident set once it has settled (SettledResidentMemory), in bytes.
 int64_t SettledResidentBytes(pid_t pid) {
-  int64_t last = ResidentBytes(pid);
-  const absl::Time deadline = absl::Now() + kSettleBound;
-  while (last > 0 && absl::Now() < deadline) {
-    absl::SleepFor(kSettleInterval);
-    int64_t now = ResidentBytes(pid);
-    if (now < 0 || std::abs(now - last) < kSettledBytes) return now;
-    last = now;
-  }
-  return last;
+  return static_cast<int64_t>(SettledResidentMemory(std::to_string(pid), kSettleBound).total);
 }
 
 // The one daemon of the binary run: started for the first case, and again

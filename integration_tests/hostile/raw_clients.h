@@ -1,10 +1,7 @@
 #ifndef WM_INTEGRATION_TESTS_HOSTILE_RAW_CLIENTS_H_
 #define WM_INTEGRATION_TESTS_HOSTILE_RAW_CLIENTS_H_
 
-#include <cstdint>
-#include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,19 +54,6 @@ class IdleConnection {
  private:
   int fd_ = -1;
 };
-
-// The memory a daemon reports at its /metrics: process_resident_memory_bytes
-// and workloadmap_heap_bytes by state ("allocated", "active", "dirty",
-// "metadata", "resident"; empty when the daemon runs without jemalloc), in
-// bytes.
-struct ReportedMemory {
-  int64_t resident = 0;
-  std::map<std::string, int64_t> heap;
-};
-
-// Scrapes the daemon's metrics on 127.0.0.1:`port`; nullopt when the scrape
-// fails or does not report process_resident_memory_bytes.
-std::optional<ReportedMemory> ScrapeMemory(int port);
 
 }  // namespace wm::hostile
 
