@@ -3,16 +3,16 @@
 #include <malloc.h>
 
 #include <cstdint>
-#include <string>
 
-#include "absl/strings/str_cat.h"
 #include "server/common/internal/mallctl.h"
 
 namespace wm {
 namespace {
 
-// "arena.<MALLCTL_ARENAS_ALL>": every arena at once.
-constexpr char kAllArenas[] = "4096";
+// 4096 in a name is MALLCTL_ARENAS_ALL: every arena at once.
+constexpr char kDirtyPagesOfAllArenas[] = "stats.arenas.4096.pdirty";
+constexpr char kThreadCachedOfAllArenas[] = "stats.arenas.4096.tcache_bytes";
+constexpr char kPurgeAllArenas[] = "arena.4096.purge";
 
 template <typename T>
 bool ReadMallctl(const char* name, T* value) {
@@ -30,14 +30,12 @@ std::optional<HeapStats> ReadHeapStats() {
   mallctl("epoch", &epoch, &length, &epoch, length);
   HeapStats stats;
   size_t page = 0, dirty_pages = 0;
-  const std::string dirty = absl::StrCat("stats.arenas.", kAllArenas, ".pdirty");
-  const std::string thread_cached = absl::StrCat("stats.arenas.", kAllArenas, ".tcache_bytes");
   if (!ReadMallctl("stats.allocated", &stats.allocated) ||
       !ReadMallctl("stats.active", &stats.active) ||
       !ReadMallctl("stats.metadata", &stats.metadata) ||
       !ReadMallctl("stats.resident", &stats.resident) || !ReadMallctl("arenas.page", &page) ||
-      !ReadMallctl(dirty.c_str(), &dirty_pages) ||
-      !ReadMallctl(thread_cached.c_str(), &stats.thread_cached)) {
+      !ReadMallctl(kDirtyPagesOfAllArenas, &dirty_pages) ||
+      !ReadMallctl(kThreadCachedOfAllArenas, &stats.thread_cached)) {
     return std::nullopt;  // a jemalloc built without statistics
   }
   stats.dirty = dirty_pages * page;
@@ -51,8 +49,7 @@ void ReturnFreeHeapToSystem() {
     // arena's unused dirty pages go back to the system now rather than
     // after their decay time.
     mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
-    const std::string purge = absl::StrCat("arena.", kAllArenas, ".purge");
-    mallctl(purge.c_str(), nullptr, nullptr, nullptr, 0);
+    mallctl(kPurgeAllArenas, nullptr, nullptr, nullptr, 0);
   }
 #if defined(__GLIBC__)
   malloc_trim(0);
