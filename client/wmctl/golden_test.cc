@@ -9,7 +9,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +16,7 @@
 #include "absl/strings/str_replace.h"
 #include "client/wmctl/snapshot_daemon.h"
 #include "gtest/gtest.h"
+#include "server/common/testing/file_content.h"
 
 namespace wm::wmctl {
 namespace {
@@ -31,13 +31,6 @@ struct GoldenCase {
 
 void PrintTo(const GoldenCase& c, std::ostream* os) {
   *os << "wmctl " << absl::StrJoin(c.argv, " ");
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // `diff -u` of the golden file and what wmctl printed.
@@ -70,7 +63,7 @@ void ExpectGolden(const std::string& file, const std::string& actual) {
     }
     return;
   }
-  std::string golden = exists ? ReadText(path) : "";
+  std::string golden = exists ? wm::testing::FileContent(path) : "";
   if (golden == actual) return;
   ADD_FAILURE() << "output differs from " << path << " (WM_UPDATE_GOLDEN=1 rewrites it):\n"
                 << (exists ? UnifiedDiff(path, actual) : "no such file; the output:\n" + actual);
@@ -85,7 +78,8 @@ class GoldenTest : public SnapshotDaemonTest, public ::testing::WithParamInterfa
 
 TEST_P(GoldenTest, MatchesGoldenFile) {
   const GoldenCase& c = GetParam();
-  std::string stdin_text = c.stdin_file.empty() ? "" : ReadText(TestdataDir() + "/" + c.stdin_file);
+  std::string stdin_text =
+      c.stdin_file.empty() ? "" : wm::testing::FileContent(TestdataDir() + "/" + c.stdin_file);
   Result r = c.offline ? RunCli(c.argv, {}, stdin_text) : Run(c.argv, {}, stdin_text);
   EXPECT_EQ(r.code, c.code) << "wmctl " << absl::StrJoin(c.argv, " ") << "\n" << r.err;
   ExpectGolden(c.name, Normalize(r.out));

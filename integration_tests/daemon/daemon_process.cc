@@ -10,13 +10,12 @@
 
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "server/common/file.h"
 
 namespace wm::testing {
 
@@ -40,10 +39,8 @@ DaemonProcess::~DaemonProcess() {
 }
 
 std::string DaemonProcess::Log() const {
-  std::ifstream in(log_path_);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  // Empty until the daemon has written its first line.
+  return ReadFileToString(log_path_).value_or("");
 }
 
 absl::Status DaemonProcess::Start(absl::Duration timeout) {

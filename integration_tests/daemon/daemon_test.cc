@@ -27,6 +27,7 @@
 #include "gtest/gtest.h"
 #include "integration_tests/daemon/daemon_process.h"
 #include "integration_tests/kube/testbed_fixture.h"
+#include "server/common/testing/file_content.h"
 #include "server/common/yaml_json.h"
 #include "server/definitions/testing/karta_fixture.h"
 #include "server/kube/testing/eventually.h"
@@ -158,8 +159,8 @@ std::string NewDemo(const std::string& prefix) {
 // still resolving a large snapshot exits with status 1 and its error, not a
 // crash (the index's thread used to outlive the clusters it reads).
 TEST(DaemonStartTest, AFailedStartExitsWithItsErrorWhileTheIndexResolves) {
-  std::ifstream in(std::string(WM_SOURCE_DIR) + "/integration_tests/seed/cluster-state.yaml");
-  std::string seed((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string seed = testing::FileContent(std::string(WM_SOURCE_DIR) +
+                                          "/integration_tests/seed/cluster-state.yaml");
   ASSERT_FALSE(seed.empty());
   const std::vector<std::string> uids = {
       "a3f0c2d1-5b6e-4c7d-8e9f-0a1b2c3d4e5f", "b1000000-0000-4000-8000-000000000001",
@@ -194,8 +195,7 @@ TEST(DaemonStartTest, AFailedStartExitsWithItsErrorWhileTheIndexResolves) {
                    " 2>", dir, "/log");
   int status = std::system(command.c_str());
   ::close(taken);
-  std::ifstream log_file(dir + "/log");
-  std::string log((std::istreambuf_iterator<char>(log_file)), std::istreambuf_iterator<char>());
+  std::string log = testing::FileContent(dir + "/log");
   ASSERT_TRUE(WIFEXITED(status)) << "not an exit (a signal?): status " << status << "\n" << log;
   EXPECT_EQ(WEXITSTATUS(status), 1);
   EXPECT_THAT(log, HasSubstr("metrics did not start"));
@@ -473,10 +473,9 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
   DaemonProcess& daemon = Daemon();
   Testbed& tb = Testbed::Get();
   std::string ns = NewDemo("karta");
-  std::ifstream file(std::string(WM_SOURCE_DIR) + "/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml");
-  std::stringstream text;
-  text << file.rdbuf();
-  auto docs = ParseYamlDocuments(text.str());
+  const std::string text = testing::FileContent(std::string(WM_SOURCE_DIR) +
+                                                "/catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml");
+  auto docs = ParseYamlDocuments(text);
   ASSERT_TRUE(docs.ok());
   Json karta = (*docs)[0];
   karta["metadata"] = {{"name", "e2e-jobset-override"}};
@@ -522,7 +521,7 @@ TEST(DaemonTest, ClusterKartaOverridesTheCatalogAndAnInvalidOneIsReported) {
   EXPECT_FALSE(verdict.valid());
   ASSERT_FALSE(verdict.findings().empty());
   EXPECT_THAT(verdict.findings(0).path(), HasSubstr("rootComponent"));
-  validate.set_definition_yaml(text.str());
+  validate.set_definition_yaml(text);
   ASSERT_TRUE(daemon.stub().ValidateDefinition(Context().get(), validate, &verdict).ok());
   EXPECT_TRUE(verdict.valid());
 
@@ -811,10 +810,7 @@ TEST(DaemonTest, ServesSeveralClustersByContext) {
   Testbed& tb = Testbed::Get();
   std::string ns = NewDemo("multi");
   // Two contexts for the one testbed: the daemon treats them as two clusters.
-  std::ifstream in(tb.kubeconfig());
-  std::stringstream text;
-  text << in.rdbuf();
-  Json config = ParseYamlDocuments(text.str()).value()[0];
+  Json config = ParseYamlDocuments(testing::FileContent(tb.kubeconfig())).value()[0];
   Json context = config["contexts"][0];
   config["contexts"] = Json::array();
   for (const char* name : {"east", "west"}) {

@@ -23,7 +23,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -43,6 +42,7 @@
 #include "integration_tests/hostile/cases.h"
 #include "integration_tests/hostile/daemon_memory.h"
 #include "integration_tests/hostile/raw_clients.h"
+#include "server/common/testing/file_content.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -410,10 +410,8 @@ void WarmUp() {
   v1::ResolveWorkloadRequest inline_resolve;
   inline_resolve.mutable_inline_()->set_object_json(SeedJobSetJson());
   v1::ValidateDefinitionRequest validate;
-  std::ifstream yaml(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"));
-  std::stringstream text;
-  text << yaml.rdbuf();
-  validate.set_definition_yaml(text.str());
+  validate.set_definition_yaml(
+      wm::testing::FileContent(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml")));
   const std::vector<std::pair<std::string, std::string>> calls = {
       {"ListWorkloads", list.SerializeAsString()},
       {"MutatePodSpecs", mutate.SerializeAsString()},

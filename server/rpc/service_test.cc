@@ -10,13 +10,11 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +30,7 @@
 #include "gtest/gtest.h"
 #include "server/common/json_path.h"
 #include "server/common/process_memory.h"
+#include "server/common/testing/file_content.h"
 #include "server/common/testing/process_memory.h"
 #include "server/common/testing/scratch_dir.h"
 #include "server/common/yaml_json.h"
@@ -115,13 +114,6 @@ std::shared_ptr<const definitions::Registry> CatalogRegistry() {
 
 std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
-}
-
-std::string ReadText(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 // The seed: JobSet demo, its Jobs and pods, in file order.
@@ -2026,7 +2018,8 @@ TEST_F(ServiceTest, ListDefinitions) {
 }
 
 TEST_F(ServiceTest, ValidateDefinition) {
-  std::string yaml = ReadText(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"));
+  std::string yaml =
+      wm::testing::FileContent(SourcePath("catalog/jobset-x-k8s-io-jobset-v1alpha2.yaml"));
   ASSERT_FALSE(yaml.empty());
   {
     grpc::ClientContext context;

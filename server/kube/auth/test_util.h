@@ -6,13 +6,13 @@
 #include <sys/stat.h>
 
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "server/common/testing/fake_clock.h"
+#include "server/common/testing/file_content.h"
 #include "server/common/testing/scratch_dir.h"
 #include "server/kube/auth/credentials.h"
 
@@ -34,8 +34,7 @@ class TempDirTest : public ::testing::Test {
   }
 
   std::string Read(const std::string& relative) {
-    std::ifstream in(dir_ + "/" + relative, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return wm::testing::FileContent(dir_ + "/" + relative);
   }
 
   bool Exists(const std::string& relative) {
