@@ -10,6 +10,7 @@
 #include "server/resolution/field_error.h"
 #include "server/resolution/resolver.h"
 #include "server/resolution/test_support.h"
+#include "server/resolution/testing/trainer_definition.h"
 
 namespace wm::resolution {
 namespace {
@@ -25,47 +26,6 @@ constexpr char kFailedField[] = "spec.structureDefinition.childComponents[1].ins
 // The engine's words for it ("Cannot iterate over null (null)" in jq 1.6,
 // "cannot iterate over: null" in gojq).
 constexpr char kIterateOverNull[] = "iterate over";
-
-// A Trainer with workers and named evaluators. `.spec.evaluators[].name`
-// fails ("Cannot iterate over null") on a Trainer without evaluators, as
-// upstream's Grove definition does on a PodCliqueSet without scaling groups.
-constexpr char kTrainerDefinition[] = R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: example-com-trainer-v1}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: trainer
-      kind: {group: example.com, version: v1, kind: Trainer}
-      statusDefinition:
-        statusMappings:
-          running:
-          - byExpression: {expression: .status.phase, expectedResult: Running}
-    childComponents:
-    - name: worker
-      ownerRef: trainer
-      specDefinition: {podTemplateSpecPath: .spec.worker.template}
-      scaleDefinition: {replicasPath: .spec.worker.replicas}
-      podSelector:
-        componentTypeSelector: {matchLabels: {role: worker}}
-    - name: evaluator
-      ownerRef: trainer
-      instanceIdPath: .spec.evaluators[].name
-      specDefinition:
-        podTemplateSpecPath: .spec.evaluators[].template
-      podSelector:
-        componentTypeSelector: {matchLabels: {role: evaluator}}
-        componentInstanceSelector:
-          idPath: .metadata.labels.evaluator
-  optimizationInstructions:
-    gangScheduling:
-      podGroups:
-      - name: trainer
-        members:
-        - componentName: worker
-        - componentName: evaluator
-)";
 
 constexpr char kTrainer[] = R"(
 apiVersion: example.com/v1
@@ -103,7 +63,7 @@ const v1::Component& Child(const v1::ResolvedWorkload& w, const std::string& nam
 class PartialAnswerTest : public ::testing::Test {
  protected:
   std::shared_ptr<const definitions::CompiledDefinition> def_ =
-      testing::CompileYaml(kTrainerDefinition, "trainer");
+      testing::CompileYaml(testing::kTrainerDefinition, "trainer");
   Json trainer_ = testing::Yaml(kTrainer);
   Json worker_0_ = PodOf("worker-0", "worker"), worker_1_ = PodOf("worker-1", "worker");
   Json evaluator_ = PodOf("evaluator-0", "evaluator");
@@ -183,7 +143,7 @@ TEST_F(PartialAnswerTest, WholeAnswerWhenTheExpressionSucceeds) {
 }
 
 TEST_F(PartialAnswerTest, FailingRootComponentKeepsTheStatus) {
-  Json root_fails = testing::Yaml(kTrainerDefinition);
+  Json root_fails = testing::Yaml(testing::kTrainerDefinition);
   root_fails["spec"]["structureDefinition"]["rootComponent"]["scaleDefinition"] = {
       {"replicasPath", ".spec.size[]"}};
   auto def = testing::CompileYaml(root_fails.dump(), "root-fails");
@@ -197,7 +157,7 @@ TEST_F(PartialAnswerTest, FailingRootComponentKeepsTheStatus) {
 }
 
 TEST_F(PartialAnswerTest, FailingStatusStillFailsTheResolution) {
-  Json status_fails = testing::Yaml(kTrainerDefinition);
+  Json status_fails = testing::Yaml(testing::kTrainerDefinition);
   status_fails["spec"]["structureDefinition"]["rootComponent"]["statusDefinition"]["statusMappings"]
               ["running"][0]["byExpression"]["expression"] = ".status.x[]";
   auto def = testing::CompileYaml(status_fails.dump(), "status-fails");

@@ -13,6 +13,7 @@
 #include "server/definitions/registry.h"
 #include "server/expressions/jq_engine.h"
 #include "server/index/snapshot_cluster.h"
+#include "server/resolution/testing/trainer_definition.h"
 #include "server/rpc/testing/service_harness.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -31,47 +32,6 @@ expressions::Engine& Engine() {
   static expressions::Engine* engine = expressions::NewJqEngine({.workers = 2}).value().release();
   return *engine;
 }
-
-// `.spec.evaluators[].name` fails on a Trainer without evaluators
-// ("Cannot iterate over null"), as upstream's Grove definition does on a
-// PodCliqueSet without scaling groups.
-constexpr char kTrainerDefinition[] = R"(
-apiVersion: run.ai/v1alpha1
-kind: Karta
-metadata: {name: example-com-trainer-v1}
-spec:
-  structureDefinition:
-    rootComponent:
-      name: trainer
-      kind: {group: example.com, version: v1, kind: Trainer}
-      statusDefinition:
-        statusMappings:
-          running:
-          - byExpression: {expression: .status.phase, expectedResult: Running}
-    childComponents:
-    - name: worker
-      ownerRef: trainer
-      specDefinition: {podTemplateSpecPath: .spec.worker.template}
-      scaleDefinition: {replicasPath: .spec.worker.replicas}
-      podSelector:
-        componentTypeSelector: {matchLabels: {role: worker}}
-    - name: evaluator
-      ownerRef: trainer
-      instanceIdPath: .spec.evaluators[].name
-      specDefinition:
-        podTemplateSpecPath: .spec.evaluators[].template
-      podSelector:
-        componentTypeSelector: {matchLabels: {role: evaluator}}
-        componentInstanceSelector:
-          idPath: .metadata.labels.evaluator
-  optimizationInstructions:
-    gangScheduling:
-      podGroups:
-      - name: trainer
-        members:
-        - componentName: worker
-        - componentName: evaluator
-)";
 
 constexpr char kSnapshot[] = R"(
 apiVersion: example.com/v1
@@ -125,9 +85,10 @@ class PartialAnswerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     auto registry = std::make_shared<definitions::Registry>(Engine());
-    ASSERT_TRUE(
-        registry->AddDocuments({{"trainer.yaml", kTrainerDefinition}}, definitions::Origin::kFile)
-            .ok());
+    ASSERT_TRUE(registry
+                    ->AddDocuments({{"trainer.yaml", resolution::testing::kTrainerDefinition}},
+                                   definitions::Origin::kFile)
+                    .ok());
     for (const auto& r : registry->rejected()) {
       for (const auto& f : r.findings) ADD_FAILURE() << r.name << ": " << f.ToString();
     }
