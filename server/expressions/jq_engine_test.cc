@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/file.h"
 #include "server/common/process_memory.h"
 #include "server/common/testing/process_memory.h"
 
@@ -179,8 +180,7 @@ std::vector<int> ChildNiceValues() {
   std::vector<int> nice;
   std::ifstream children("/proc/self/task/" + std::to_string(getpid()) + "/children");
   for (int pid; children >> pid;) {
-    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-    std::string text((std::istreambuf_iterator<char>(stat)), {});
+    std::string text = ReadFileToString("/proc/" + std::to_string(pid) + "/stat").value_or("");
     // Fields after "(comm) ": state is field 3, nice is field 19.
     std::istringstream rest(text.substr(text.rfind(')') + 2));
     std::string field;

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include <cerrno>
-#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -15,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/common/file.h"
 #include "server/common/json.h"
 #include "server/kube/auth/test_util.h"
 
@@ -386,8 +386,8 @@ TEST_F(CredentialsTest, ExecHangingPluginIsKilledAtTheTimeout) {
   // Dead means gone or a zombie awaiting its new parent.
   bool dead = false;
   for (int i = 0; i < 200 && !dead; ++i) {
-    std::ifstream in(absl::StrCat("/proc/", child, "/stat"));
-    std::string content((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Empty once the process is gone.
+    std::string content = ReadFileToString(absl::StrCat("/proc/", child, "/stat")).value_or("");
     size_t paren = content.rfind(')');
     dead = kill(child, 0) != 0 ||
            (paren != std::string::npos && paren + 2 < content.size() && content[paren + 2] == 'Z');
