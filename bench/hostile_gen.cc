@@ -9,8 +9,8 @@
 //
 // With --settle-every, it pauses that often: it stops sending, waits for the
 // calls in flight to end and then --settle-pause more, and reads the
-// daemon's resident set (--daemon-pid) once it has settled (two readings
-// 500 ms apart within 256 KiB, or kSettleBound: SettledResidentMemory).
+// daemon's resident set (--daemon-pid) once it has settled (readings 500 ms
+// apart over 2.5 s within 256 KiB, or kSettleBound: SettledResidentMemory).
 // Those readings are what the daemon keeps of the hostile load, without the working memory of
 // requests being served (bounded on its own: --max-message-bytes, --grpc-memory-limit).
 //

@@ -1,5 +1,7 @@
 #include "integration_tests/hostile/daemon_memory.h"
 
+#include <algorithm>
+#include <deque>
 #include <utility>
 
 #include "absl/strings/numbers.h"
@@ -36,16 +38,21 @@ std::optional<ReportedMemory> ScrapeMemory(int port) {
 }
 
 ResidentMemory SettledResidentMemory(absl::string_view pid, absl::Duration bound) {
-  ResidentMemory last = ResidentMemoryOf(pid);
   const absl::Time deadline = absl::Now() + bound;
-  while (last.total > 0 && absl::Now() < deadline) {
+  // The readings of the last kSettleWindow, oldest first.
+  std::deque<std::pair<absl::Time, ResidentMemory>> window;
+  window.emplace_back(absl::Now(), ResidentMemoryOf(pid));
+  while (window.back().second.total > 0 && absl::Now() < deadline) {
     absl::SleepFor(kSettleInterval);
-    ResidentMemory now = ResidentMemoryOf(pid);
-    const size_t change = now.total > last.total ? now.total - last.total : last.total - now.total;
-    last = now;
-    if (change < kSettledBytes) break;
+    window.emplace_back(absl::Now(), ResidentMemoryOf(pid));
+    if (window.back().first - window.front().first < kSettleWindow) continue;
+    while (window.back().first - window[1].first >= kSettleWindow) window.pop_front();
+    const auto [low, high] = std::minmax_element(
+        window.begin(), window.end(),
+        [](const auto& a, const auto& b) { return a.second.total < b.second.total; });
+    if (high->second.total - low->second.total < kSettledBytes) break;
   }
-  return last;
+  return window.back().second;
 }
 
 }  // namespace wm::hostile

@@ -29,9 +29,16 @@ std::optional<ReportedMemory> ScrapeMemory(int port);
 
 // The resident set of process `pid` once it has settled: the daemon hands
 // freed memory back over a few seconds after large requests (jemalloc's
-// background thread), so a reading counts once two readings
-// kSettleInterval apart differ by less than kSettledBytes, or at `bound`.
+// background thread), so a reading counts once the readings taken
+// kSettleInterval apart over kSettleWindow lie within kSettledBytes of each
+// other, or at `bound`. The window is longer than freed pages can stay: an
+// arena holding fewer than 1024 dirty pages (4 MiB) is left alone for a
+// whole decay time (dirty_decay_ms, 1 s: server/common/jemalloc_options.cc),
+// so pages freed just after the background thread went to sleep stay
+// resident up to twice that, and with several arenas a shorter window once
+// took 25 MiB of them for settled memory.
 inline constexpr absl::Duration kSettleInterval = absl::Milliseconds(500);
+inline constexpr absl::Duration kSettleWindow = absl::Milliseconds(2500);
 inline constexpr size_t kSettledBytes = size_t{256} << 10;
 ResidentMemory SettledResidentMemory(absl::string_view pid, absl::Duration bound);
 

@@ -18,7 +18,9 @@ inline constexpr size_t kHeapTrimThresholdBytes = size_t{1} << 20;
 // jemalloc keeps freed pages for seconds before it returns them: after one
 // large request the process would stay that much larger for good (glibc)
 // or for a while (jemalloc), and large requests on several threads would
-// each grow a different arena.
+// each grow a different arena. Takes a few milliseconds more when
+// jemalloc's background thread is purging an arena at the same moment
+// (heap.cc: the purge is repeated).
 void ReturnFreeHeapToSystem();
 
 // Calls ReturnFreeHeapToSystem when it goes out of scope if the work it
