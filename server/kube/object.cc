@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_reader.h"
+#include "server/common/json_string.h"
 #include "server/common/simdjson_tree.h"
 
 namespace wm::kube {
@@ -39,37 +40,6 @@ void StripMetadataNoise(Json& object) {
   }
 }
 
-// Appends `text` as a JSON string literal.
-void AppendQuoted(std::string& out, std::string_view text) {
-  out.push_back('"');
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          absl::StrAppend(&out, "\\u00", absl::Hex(static_cast<unsigned char>(c), absl::kZeroPad2));
-        } else {
-          out.push_back(c);
-        }
-    }
-  }
-  out.push_back('"');
-}
-
 // Writes {"k":v,...} members one at a time, handling the commas.
 class ObjectWriter {
  public:
@@ -90,7 +60,7 @@ class ObjectWriter {
   void Element(std::string_view key, const element& value) { Raw(key, simdjson::minify(value)); }
   void String(std::string_view key, std::string_view value) {
     Key(key);
-    AppendQuoted(out_, value);
+    AppendJsonString(value, out_);
   }
   // Copies `key` from `from` when present.
   void Copy(const element& from, std::string_view key) {
@@ -100,7 +70,7 @@ class ObjectWriter {
   void Key(std::string_view key) {
     if (!first_) out_.push_back(',');
     first_ = false;
-    AppendQuoted(out_, key);
+    AppendJsonString(key, out_);
     out_.push_back(':');
   }
   void Close() { out_.push_back('}'); }

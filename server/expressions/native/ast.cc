@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/common/json_string.h"
 
 namespace wm::expressions::native {
 namespace {
@@ -15,45 +16,6 @@ bool IsName(const std::string& s) {
   if (!start(s[0])) return false;
   return std::all_of(s.begin(), s.end(),
                      [&](char c) { return start(c) || (c >= '0' && c <= '9'); });
-}
-
-void AppendQuoted(const std::string& value, std::string& out) {
-  out += '"';
-  for (char c : value) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          constexpr char kHex[] = "0123456789abcdef";
-          out += "\\u00";
-          out += kHex[(c >> 4) & 0xF];
-          out += kHex[c & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
 }
 
 // Whether ToString wraps the node in parentheses itself.
@@ -131,7 +93,7 @@ class Printer {
         return;
       case NodeKind::kString:
       case NodeKind::kTemplateText:
-        AppendQuoted(n.text(), out_);
+        AppendJsonString(n.text(), out_);
         return;
       case NodeKind::kTemplate:
         PrintTemplate(n);
@@ -298,7 +260,7 @@ class Printer {
     for (const NodePtr& part : n.children()) {
       if (part->kind() == NodeKind::kTemplateText) {
         std::string quoted;
-        AppendQuoted(part->text(), quoted);
+        AppendJsonString(part->text(), quoted);
         out_.append(quoted, 1, quoted.size() - 2);
       } else {
         out_ += "\\(";

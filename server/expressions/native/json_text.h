@@ -11,9 +11,8 @@
 // back, in plain digits for 1e-6 <= |x| < 1e21 (1e20 is
 // "100000000000000000000") and in exponent form otherwise with a
 // single-digit negative exponent left unpadded ("1e-7", "1e+21"); NaN is
-// null and infinities are +-1.7976931348623157e+308; strings escape only
-// '"', '\\', control characters (\b \f \n \r \t, others \u00XX) and invalid
-// UTF-8 (as \ufffd); '<', '>', '&', U+2028 and U+2029 stay as they are.
+// null and infinities are +-1.7976931348623157e+308; strings as
+// server/common/json_string.h writes them.
 
 #include <string>
 
@@ -28,9 +27,6 @@ const char* TypeName(const Json& value);
 // Appends gojq's encoding of `value` (compact, no spaces).
 void AppendJsonText(const Json& value, std::string& out);
 std::string JsonText(const Json& value);
-
-// Appends the JSON string literal of `s`, as gojq encodes it.
-void AppendJsonString(absl::string_view s, std::string& out);
 
 // gojq's Preview: the encoding cut to at most 30 bytes (at a UTF-8
 // boundary), ending in ` ..."`, ` ...]`, ` ...}` or ` ...` when cut.
