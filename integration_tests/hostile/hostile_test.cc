@@ -37,6 +37,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "grpc/health/v1/health.pb.h"
+#include "grpcpp/create_channel.h"
 #include "gtest/gtest.h"
 #include "integration_tests/daemon/daemon_process.h"
 #include "integration_tests/hostile/cases.h"
@@ -101,6 +102,15 @@ constexpr int64_t kGrpcMemoryLimit = int64_t{64} << 20;
 constexpr size_t kFarOversizedRequestBytes = size_t{320} << 20;
 constexpr int64_t kMaxPeakGrowthBytes = 2 * kGrpcMemoryLimit;
 constexpr absl::Duration kHealthzUnderIdleBound = absl::Seconds(6);
+// A connection that carries requests past --max-message-bytes (the soak's
+// 17 MiB case) one after another and stays open, and what the daemon may
+// keep allocated between them (read after each): about a read round of the
+// 256 KiB request window, and margin. With gRPC's default window, grown by
+// BDP probes, it kept 14-36 MB.
+constexpr int kLargeRequests = 6;
+constexpr size_t kLargeRequestBytes = size_t{17} << 20;
+constexpr absl::Duration kBetweenLargeRequests = absl::Milliseconds(300);
+constexpr int64_t kMaxKeptByOpenConnection = int64_t{6} << 20;
 
 std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
@@ -359,6 +369,52 @@ TEST_F(HostileTest, FarOversizedRequestsAreCutOffAtTheMemoryLimit) {
   EXPECT_LE(peak, std::max(peak_before, before + kMaxPeakGrowthBytes))
       << "before " << before << " bytes, peak before " << peak_before << ", peak " << peak;
 #endif
+}
+
+// A connection that carried large requests and stays open must not keep
+// buffers of their size between calls (daemon_grpc.cc: the fixed request
+// window). A daemon of its own, with the default --grpc-memory-limit: under
+// the suite's smaller one gRPC's memory pressure hides most of the effect.
+// The heap's live data is read without the threads' caches.
+TEST(HostileConnectionTest, AnOpenConnectionKeepsNoLargeReadBuffers) {
+  namespace fs = std::filesystem;
+  const std::string snapshot =
+      absl::StrCat(::testing::TempDir(), "/hostile-connection-", getpid(), "/snapshot");
+  fs::remove_all(snapshot);
+  fs::create_directories(snapshot);
+  fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml");
+  testing::DaemonProcess daemon({"--snapshot", snapshot, "--shutdown-grace", "0s"});
+  absl::Status started = daemon.Start();
+  ASSERT_TRUE(started.ok()) << started;
+  auto live_heap = [&]() -> std::optional<int64_t> {
+    std::optional<ReportedMemory> memory = ScrapeMemory(daemon.metrics_port());
+    if (!memory || memory->heap.empty()) return std::nullopt;
+    return memory->heap["allocated"] - memory->heap["thread_cached"];
+  };
+  const std::optional<int64_t> before = live_heap();
+  if (!before) GTEST_SKIP() << "the daemon reports no heap (a sanitizer build, without jemalloc)";
+  v1::ResolveWorkloadRequest request;
+  request.mutable_inline_()->set_object_json(std::string(kLargeRequestBytes, ' '));
+  const std::string bytes = request.SerializeAsString();
+  std::shared_ptr<grpc::Channel> connection =
+      grpc::CreateChannel(daemon.address(), grpc::InsecureChannelCredentials());
+  int64_t most = *before;
+  std::vector<std::string> readings;
+  for (int call = 0; call < kLargeRequests; ++call) {
+    RpcResult result = CallRaw(connection, "/workloadmap.v1.WorkloadMap/ResolveWorkload", bytes,
+                               absl::Seconds(30));
+    EXPECT_EQ(result.status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED)
+        << result.status.error_message();
+    absl::SleepFor(kBetweenLargeRequests);
+    const std::optional<int64_t> now = live_heap();
+    ASSERT_TRUE(now.has_value()) << "the daemon stopped answering /metrics";
+    most = std::max(most, *now);
+    readings.push_back(absl::StrCat(*now >> 10));
+  }
+  std::cout << "live heap " << (*before >> 10) << " KiB before, after each request of "
+            << (kLargeRequestBytes >> 20)
+            << " MiB on one open connection: " << absl::StrJoin(readings, ", ") << " KiB\n";
+  EXPECT_LE(most - *before, kMaxKeptByOpenConnection);
 }
 
 // Clients that connect and then send nothing, or half a request line, must
