@@ -116,6 +116,18 @@ std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
 }
 
+// A new snapshot directory `name` under the test's temporary directory
+// holding the seed cluster state, for a daemon's --snapshot.
+std::string SeedSnapshot(const std::string& name) {
+  namespace fs = std::filesystem;
+  const std::string snapshot =
+      absl::StrCat(::testing::TempDir(), "/", name, "-", getpid(), "/snapshot");
+  fs::remove_all(snapshot);  // An earlier run's, under a recycled process id.
+  fs::create_directories(snapshot);
+  fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml");
+  return snapshot;
+}
+
 const std::vector<HostileCase>& Cases() {
   static const auto* cases = new std::vector<HostileCase>(AllCases());
   return *cases;
@@ -175,13 +187,8 @@ class HostileDaemon {
 
   // Stops the daemon if it runs and starts a new one.
   void Restart() {
-    namespace fs = std::filesystem;
     if (process_) process_->Stop();
-    std::string snapshot = absl::StrCat(::testing::TempDir(), "/hostile-", getpid(), "/snapshot");
-    fs::remove_all(snapshot);  // An earlier run's, under a recycled process id.
-    fs::create_directories(snapshot);
-    fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml",
-                  fs::copy_options::overwrite_existing);
+    const std::string snapshot = SeedSnapshot("hostile");
     process_ = std::make_unique<testing::DaemonProcess>(std::vector<std::string>{
         "--snapshot", snapshot, "--definitions", SourcePath(kHostileDefinitionsFile),
         "--shutdown-grace", "0s", "--grpc-memory-limit",
@@ -377,13 +384,8 @@ TEST_F(HostileTest, FarOversizedRequestsAreCutOffAtTheMemoryLimit) {
 // the suite's smaller one gRPC's memory pressure hides most of the effect.
 // The heap's live data is read without the threads' caches.
 TEST(HostileConnectionTest, AnOpenConnectionKeepsNoLargeReadBuffers) {
-  namespace fs = std::filesystem;
-  const std::string snapshot =
-      absl::StrCat(::testing::TempDir(), "/hostile-connection-", getpid(), "/snapshot");
-  fs::remove_all(snapshot);
-  fs::create_directories(snapshot);
-  fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml");
-  testing::DaemonProcess daemon({"--snapshot", snapshot, "--shutdown-grace", "0s"});
+  testing::DaemonProcess daemon(
+      {"--snapshot", SeedSnapshot("hostile-connection"), "--shutdown-grace", "0s"});
   absl::Status started = daemon.Start();
   ASSERT_TRUE(started.ok()) << started;
   auto live_heap = [&]() -> std::optional<int64_t> {

@@ -32,28 +32,14 @@ bool ReadMallctl(const char* name, T* value) {
   return mallctl(name, value, &length, nullptr, 0) == 0;
 }
 
-// Writing "epoch" refreshes the statistics later reads return.
-void RefreshMallctlStats() {
-  uint64_t epoch = 1;
-  size_t length = sizeof(epoch);
-  mallctl("epoch", &epoch, &length, &epoch, length);
-}
-
-// The dirty pages of every arena, in bytes; nullopt without statistics.
-std::optional<size_t> DirtyBytes() {
-  RefreshMallctlStats();
-  size_t page = 0, dirty_pages = 0;
-  if (!ReadMallctl("arenas.page", &page) || !ReadMallctl(kDirtyPagesOfAllArenas, &dirty_pages)) {
-    return std::nullopt;
-  }
-  return dirty_pages * page;
-}
-
 }  // namespace
 
 std::optional<HeapStats> ReadHeapStats() {
   if (mallctl == nullptr) return std::nullopt;
-  RefreshMallctlStats();
+  // Writing "epoch" refreshes the statistics the reads below return.
+  uint64_t epoch = 1;
+  size_t length = sizeof(epoch);
+  mallctl("epoch", &epoch, &length, &epoch, length);
   HeapStats stats;
   size_t page = 0, dirty_pages = 0;
   if (!ReadMallctl("stats.allocated", &stats.allocated) ||
@@ -77,8 +63,8 @@ void ReturnFreeHeapToSystem() {
     mallctl("thread.tcache.flush", nullptr, nullptr, nullptr, 0);
     for (int attempt = 1;; ++attempt) {
       mallctl(kPurgeAllArenas, nullptr, nullptr, nullptr, 0);
-      const std::optional<size_t> dirty = DirtyBytes();
-      if (!dirty || *dirty <= kDirtyLeftAfterPurgeBytes || attempt == kPurgeAttempts) break;
+      const std::optional<HeapStats> stats = ReadHeapStats();
+      if (!stats || stats->dirty <= kDirtyLeftAfterPurgeBytes || attempt == kPurgeAttempts) break;
       std::this_thread::sleep_for(kPurgeRetryDelay);
     }
   }
