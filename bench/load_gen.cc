@@ -16,7 +16,8 @@
 //
 // Exit status: 0 if calls were made and every one succeeded, 1 if any
 // failed, none completed or the first response was not what was asked for,
-// 2 for bad flags or no connection.
+// 2 for bad flags or no connection, 3 if calls never completed (their
+// callbacks did not come long after their deadlines).
 // Figures and the matrix script: docs/benchmarks.md, bench/run-load.
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -333,7 +334,10 @@ class LoadGenerator {
     return absl::OkStatus();
   }
 
-  void Run() {
+  // Runs the load. Fails if calls are still outstanding long after the run
+  // ended: each has a deadline, so gRPC owes every one a callback by then;
+  // a caller (a CI job) is told so instead of waiting without a word.
+  absl::Status Run() {
     start_ = NowNanos();
     window_start_ = start_ + absl::ToInt64Nanoseconds(flags_.warmup);
     window_end_ = window_start_ + absl::ToInt64Nanoseconds(flags_.duration);
@@ -360,8 +364,16 @@ class LoadGenerator {
     if (sender.joinable()) sender.join();
     // Closed loop: completions after the window issue nothing more; wait
     // for the last calls (each has a deadline).
+    absl::Duration patience = flags_.timeout + absl::Seconds(10);
     std::unique_lock lock(mu_);
-    drained_.wait(lock, [this] { return outstanding_ == 0; });
+    if (!drained_.wait_for(lock, absl::ToChronoNanoseconds(patience),
+                           [this] { return outstanding_ == 0; })) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(outstanding_, " calls had no answer ", absl::FormatDuration(patience),
+                       " after the run ended (each has a deadline of ",
+                       absl::FormatDuration(flags_.timeout), ")"));
+    }
+    return absl::OkStatus();
   }
 
   // Prints the result; returns the exit status.
@@ -632,6 +644,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "load_gen: %s\n", std::string(s.message()).c_str());
     return 2;
   }
-  generator->Run();
-  return generator->Report();
+  if (absl::Status s = generator->Run(); !s.ok()) {
+    std::fprintf(stderr, "load_gen: %s\n", std::string(s.message()).c_str());
+    // The outstanding calls' callbacks point into the generator: it cannot
+    // be destroyed, and gRPC's teardown would wait for them.
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  int status = generator->Report();
+  // The result reaches the caller even if the teardown below stalls.
+  std::fflush(stdout);
+  return status;
 }

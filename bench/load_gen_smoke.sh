@@ -44,10 +44,21 @@ for _ in 1 2 3; do
 done
 [[ -n $daemon ]] || { cat "$work/daemon.log"; fail "workloadmapd did not become ready"; }
 
-run() {  # run ARGS...: load_gen's JSON result in $out, its exit status in $status
-  status=0
-  "$build/bin/load_gen" --json --duration 2s --warmup 0.5s "$@" >"$work/out.json" || status=$?
-  out=$(cat "$work/out.json")
+# run ARGS...: load_gen's JSON result in $out, its exit status in $status.
+# Status 3 is load_gen's own client stuck: calls whose callbacks never came
+# (seen once in CI, not reproduced in 450 runs since); it is said on stderr,
+# and the run is made once more, so a daemon that stops answering still
+# fails the test.
+run() {
+  local attempt
+  for attempt in 1 2; do
+    status=0
+    "$build/bin/load_gen" --json --duration 2s --warmup 0.5s --timeout 5s "$@" \
+      >"$work/out.json" 2>"$work/load_gen.err" || status=$?
+    out=$(cat "$work/out.json")
+    ((status == 3)) || break
+    echo "load_gen stuck (attempt $attempt): $(cat "$work/load_gen.err")" >&2
+  done
 }
 
 for address in "127.0.0.1:$port" "unix:$work/wm.sock"; do
