@@ -43,6 +43,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "grpcpp/grpcpp.h"
@@ -71,6 +72,8 @@ struct Flags {
   std::string daemon_pid;
   absl::Duration settle_every = absl::ZeroDuration();
   absl::Duration settle_pause = absl::Seconds(3);
+  // Only the cases whose names contain one of these (all when empty).
+  std::vector<std::string> only_cases;
 };
 
 constexpr char kUsage[] = R"(Usage: hostile_gen --address ADDR --metrics-address HOST:PORT [FLAGS]
@@ -86,6 +89,8 @@ constexpr char kUsage[] = R"(Usage: hostile_gen --address ADDR --metrics-address
                             once no call is in flight (0: never; needs --daemon-pid)
   --settle-pause D          how long after the last call, at least, to read it (3s)
   --daemon-pid PID          the daemon's process id
+  --cases S1,S2,...         only the cases whose names contain one of these
+                            (to find which cases cost the normal calls most)
 )";
 
 bool ParseFlags(int argc, char** argv, Flags& f) {
@@ -116,6 +121,9 @@ bool ParseFlags(int argc, char** argv, Flags& f) {
       ok = absl::ParseDuration(value, &f.settle_every) && f.settle_every >= absl::ZeroDuration();
     } else if (arg == "--settle-pause") {
       ok = absl::ParseDuration(value, &f.settle_pause) && f.settle_pause >= absl::ZeroDuration();
+    } else if (arg == "--cases") {
+      f.only_cases = absl::StrSplit(value, ',', absl::SkipEmpty());
+      ok = !f.only_cases.empty();
     } else if (arg == "--daemon-pid") {
       int pid = 0;
       ok = absl::SimpleAtoi(value, &pid) && pid > 0;
@@ -250,6 +258,16 @@ int Run(const Flags& flags) {
   std::vector<Case> cases;
   for (const HostileCase& c : rpc_cases) cases.push_back({&c, nullptr});
   for (const HttpCase& c : http_cases) cases.push_back({nullptr, &c});
+  if (!flags.only_cases.empty()) {
+    std::erase_if(cases, [&](const Case& c) {
+      return std::none_of(flags.only_cases.begin(), flags.only_cases.end(),
+                          [&](const std::string& s) { return absl::StrContains(c.name(), s); });
+    });
+    if (cases.empty()) {
+      std::fprintf(stderr, "hostile_gen: no case name contains any of --cases\n");
+      return 2;
+    }
+  }
 
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(-1);

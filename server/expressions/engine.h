@@ -1,6 +1,7 @@
 #ifndef WM_SERVER_EXPRESSIONS_ENGINE_H_
 #define WM_SERVER_EXPRESSIONS_ENGINE_H_
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -73,6 +74,30 @@ class Session {
   }
 };
 
+// How Engine::Run runs one session.
+//
+// A session may be given a yield point short of the engine's own bounds:
+// an evaluation that reaches it stops, and Run then fails with
+// YieldedError() whatever `fn` made of that evaluation's error. The work is
+// incomplete and is to be done again, from the start, where a long
+// evaluation harms nobody. The daemon serves a small inline call on gRPC's
+// own thread this way, and redoes the rare one that yields (an expression
+// that spins to its budget, or builds a 50 MB string) on its low-priority
+// pool, so that no expression holds a gRPC thread for long. An engine that
+// cannot cut an evaluation short (libjq's workers) runs it whole.
+struct RunOptions {
+  // Evaluations yield at this time.
+  absl::Time yield_at = absl::InfiniteFuture();
+  // An evaluation yields before it builds more than this many bytes of
+  // values (where it would otherwise fail at its memory bound).
+  size_t yield_above_built_bytes = SIZE_MAX;
+};
+
+// Run's answer for a session that reached RunOptions::yield_at, and the
+// test for it.
+absl::Status YieldedError();
+bool IsYielded(const absl::Status& status);
+
 // A jq dialect compatible with upstream's gojq for the definitions it
 // accepts. Implementations must be safe to call from many threads at once.
 class Engine {
@@ -90,8 +115,10 @@ class Engine {
       const std::vector<std::string>& sources, std::vector<CompileError>* errors = nullptr) = 0;
 
   // Runs `fn` with a session. Sessions may be served by a pool; `fn`'s
-  // status is returned.
-  virtual absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) = 0;
+  // status is returned, or YieldedError() (see RunOptions).
+  virtual absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn,
+                           const RunOptions& options) = 0;
+  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) { return Run(fn, RunOptions()); }
 
   virtual const EvalLimits& limits() const = 0;
 };

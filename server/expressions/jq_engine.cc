@@ -461,7 +461,9 @@ class JqEngine : public Engine {
     return program;
   }
 
-  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) override {
+  // A worker cannot be stopped short of its budget: RunOptions::yield_at
+  // is not applied (the daemon never runs libjq on gRPC's threads).
+  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn, const RunOptions&) override {
     Worker* w = pool_->Acquire();
     absl::Status status;
     {

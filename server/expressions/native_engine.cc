@@ -1,5 +1,6 @@
 #include "server/expressions/native_engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -7,7 +8,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/expressions/native/compiler.h"
 #include "server/expressions/native/interpreter.h"
@@ -87,8 +87,13 @@ class NativeProgram : public Program {
 
 class NativeSession : public Session {
  public:
-  NativeSession(const native::Prelude& prelude, const NativeEngineOptions& options)
-      : prelude_(prelude), options_(options) {}
+  NativeSession(const native::Prelude& prelude, const NativeEngineOptions& options,
+                const RunOptions& run)
+      : prelude_(prelude), options_(options), run_(run) {}
+
+  // Whether an evaluation stopped at a yield point (RunOptions) short of
+  // its own bounds.
+  bool yielded() const { return yielded_; }
 
   // The document is borrowed: callers keep it alive while they evaluate
   // (resolution loads objects it holds for the whole Run).
@@ -127,8 +132,9 @@ class NativeSession : public Session {
       }
     }
     native::EvalBounds bounds;
-    bounds.deadline = absl::Now() + limits.budget;
-    bounds.max_built_bytes = options_.max_built_bytes;
+    const absl::Time budget_end = absl::Now() + limits.budget;
+    bounds.deadline = std::min(budget_end, run_.yield_at);
+    bounds.max_built_bytes = std::min(options_.max_built_bytes, run_.yield_above_built_bytes);
     bounds.max_stack_bytes = options_.max_stack_bytes * kStackScale;
     Interpreter interpreter(bounds);
     std::vector<Output> outputs;
@@ -156,7 +162,14 @@ class NativeSession : public Session {
     if (flow == Flow::kError) {
       std::string message = interpreter.ErrorMessage();
       if (!interpreter.error_is_bound()) return absl::InvalidArgumentError(message);
-      if (absl::StrContains(message, "time budget")) {
+      const Interpreter::Bound bound = interpreter.error_bound();
+      if ((bound == Interpreter::Bound::kTime && run_.yield_at < budget_end) ||
+          (bound == Interpreter::Bound::kMemory &&
+           run_.yield_above_built_bytes < options_.max_built_bytes)) {
+        yielded_ = true;
+        return YieldedError();
+      }
+      if (bound == Interpreter::Bound::kTime) {
         return absl::DeadlineExceededError(absl::StrCat(
             "expression exceeded its evaluation budget of ", absl::FormatDuration(limits.budget)));
       }
@@ -183,6 +196,8 @@ class NativeSession : public Session {
 
   const native::Prelude& prelude_;
   const NativeEngineOptions& options_;
+  const RunOptions run_;
+  bool yielded_ = false;
   std::vector<const Json*> inputs_;
   std::vector<const Json*> views_;  // Walk's, kept to reuse its allocation
 };
@@ -216,9 +231,11 @@ class NativeEngine : public Engine {
     return std::make_shared<const NativeProgram>(sources, std::move(ops));
   }
 
-  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn) override {
-    NativeSession session(*prelude_, options_);
-    return fn(session);
+  absl::Status Run(absl::FunctionRef<absl::Status(Session&)> fn,
+                   const RunOptions& options) override {
+    NativeSession session(*prelude_, options_, options);
+    absl::Status status = fn(session);
+    return session.yielded() ? YieldedError() : status;
   }
 
   const EvalLimits& limits() const override { return options_.limits; }

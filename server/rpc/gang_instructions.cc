@@ -27,45 +27,47 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
     // A pod and its top owner.
     const bool small = IsSmallInline(request->ByteSizeLong(), 2);
     return AuthorizedInline(call, kMethod, [this, call, request, response, small] {
-      return RunHereOrOffload(call, kMethod, small, [this, request, response]() -> absl::Status {
-        auto cluster = PickCluster(index_, "");
-        if (!cluster.ok()) return cluster.status();
-        auto pod = ParseJsonField(request->inline_pod().pod_json(), "inline_pod.pod_json");
-        if (!pod.ok()) return pod.status();
-        auto owner =
-            ParseJsonField(request->inline_pod().top_owner_json(), "inline_pod.top_owner_json");
-        if (!owner.ok()) return owner.status();
-        // The caller vouches for the top owner: the pod is attached to it
-        // directly, whatever lies between them.
-        std::string owner_uid = FindString(*owner, {"metadata", "uid"});
-        if (!owner_uid.empty()) {
-          (*pod)["metadata"]["ownerReferences"] =
-              Json::array({{{"apiVersion", FindString(*owner, {"apiVersion"})},
-                            {"kind", FindString(*owner, {"kind"})},
-                            {"name", FindString(*owner, {"metadata", "name"})},
-                            {"uid", owner_uid},
-                            {"controller", true}}});
-        }
-        v1::InlineWorkload in;
-        in.set_object_json(owner->dump());
-        in.add_pod_json(pod->dump());
-        v1::ResolvedWorkload resolved;
-        absl::Status status =
-            ResolveInline(engine_, **cluster, in, true, options_.max_inline_objects, resolved);
-        if (!status.ok()) return status;
-        *response->mutable_gang() = resolved.gang();
-        *response->mutable_top_owner() = resolved.ref();
-        std::string name = FindString(*pod, {"metadata", "name"});
-        for (const auto& a : resolved.gang().assignments()) {
-          if (a.pod() == name) *response->mutable_assignment() = a;
-        }
-        if (response->assignment().pod().empty()) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("inline_pod.pod_json: pod ", name,
-                           " belongs to no component of its top owner's definition"));
-        }
-        return absl::OkStatus();
-      });
+      return RunHereOrOffload(
+          call, kMethod, small,
+          [this, request, response](expressions::Engine& engine) -> absl::Status {
+            auto cluster = PickCluster(index_, "");
+            if (!cluster.ok()) return cluster.status();
+            auto pod = ParseJsonField(request->inline_pod().pod_json(), "inline_pod.pod_json");
+            if (!pod.ok()) return pod.status();
+            auto owner =
+                ParseJsonField(request->inline_pod().top_owner_json(), "inline_pod.top_owner_json");
+            if (!owner.ok()) return owner.status();
+            // The caller vouches for the top owner: the pod is attached to it
+            // directly, whatever lies between them.
+            std::string owner_uid = FindString(*owner, {"metadata", "uid"});
+            if (!owner_uid.empty()) {
+              (*pod)["metadata"]["ownerReferences"] =
+                  Json::array({{{"apiVersion", FindString(*owner, {"apiVersion"})},
+                                {"kind", FindString(*owner, {"kind"})},
+                                {"name", FindString(*owner, {"metadata", "name"})},
+                                {"uid", owner_uid},
+                                {"controller", true}}});
+            }
+            v1::InlineWorkload in;
+            in.set_object_json(owner->dump());
+            in.add_pod_json(pod->dump());
+            v1::ResolvedWorkload resolved;
+            absl::Status status =
+                ResolveInline(engine, **cluster, in, true, options_.max_inline_objects, resolved);
+            if (!status.ok()) return status;
+            *response->mutable_gang() = resolved.gang();
+            *response->mutable_top_owner() = resolved.ref();
+            std::string name = FindString(*pod, {"metadata", "name"});
+            for (const auto& a : resolved.gang().assignments()) {
+              if (a.pod() == name) *response->mutable_assignment() = a;
+            }
+            if (response->assignment().pod().empty()) {
+              return absl::InvalidArgumentError(
+                  absl::StrCat("inline_pod.pod_json: pod ", name,
+                               " belongs to no component of its top owner's definition"));
+            }
+            return absl::OkStatus();
+          });
     });
   }
   bool for_pod = request->has_pod();

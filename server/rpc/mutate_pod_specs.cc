@@ -214,11 +214,11 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeMutatePodSpecs(
                     request->inline_().pod_json_size() + request->inline_().owner_json_size());
   auto mutate = [this, call, request, response, small,
                  edit = *std::move(edit)](std::optional<Target> ref) {
-    return RunHereOrOffload(call, kMutatePodSpecs, small,
-                            [this, call, request, response, edit, ref]() -> absl::Status {
-                              return Mutate(index_, engine_, options_, call.caller.get(), *request,
-                                            edit, ref, response);
-                            });
+    return RunHereOrOffload(
+        call, kMutatePodSpecs, small,
+        [this, call, request, response, edit, ref](expressions::Engine& engine) -> absl::Status {
+          return Mutate(index_, engine, options_, call.caller.get(), *request, edit, ref, response);
+        });
   };
   if (request->has_ref()) {
     // The answer holds the object: the caller needs get on it, as kubectl

@@ -54,7 +54,8 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
                       request->inline_().pod_json_size() + request->inline_().owner_json_size());
     return AuthorizedInline(call, kResolveWorkload, [this, call, request, response_bytes, small] {
       return RunHereOrOffload(
-          call, kResolveWorkload, small, [this, request, response_bytes]() -> absl::Status {
+          call, kResolveWorkload, small,
+          [this, request, response_bytes, small](expressions::Engine& engine) -> absl::Status {
             // Declared first, so it runs after the rest is freed: a large request's
             // parsed objects would otherwise stay in the heap for good.
             HeapTrimAfterLargeWork trim(request->ByteSizeLong());
@@ -66,9 +67,11 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
             auto* response =
                 google::protobuf::Arena::CreateMessage<v1::ResolveWorkloadResponse>(&arena);
             absl::Status resolved =
-                ResolveInline(engine_, **cluster, request->inline_(), true,
+                ResolveInline(engine, **cluster, request->inline_(), true,
                               options_.max_inline_objects, *response->mutable_workload());
-            request->clear_inline_();  // its JSON texts, before the trim
+            // Its JSON texts, before the trim; a small request is kept, as
+            // it may be resolved again (RunHereOrOffload).
+            if (!small) request->clear_inline_();
             if (!resolved.ok()) return resolved;
             TrimPods(request->include_pods(), request->pod_limit(), response->mutable_workload());
             return SerializeMessage(*response, response_bytes);

@@ -9,6 +9,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/expressions/yielding_engine.h"
 #include "server/rpc/caller_credentials.h"
 #include "server/rpc/internal/messages.h"
 #include "server/rpc/request_parsing.h"
@@ -195,9 +196,19 @@ grpc::ServerUnaryReactor* WorkloadMapService::RunHere(const UnaryCall& call, con
 
 grpc::ServerUnaryReactor* WorkloadMapService::RunHereOrOffload(const UnaryCall& call,
                                                                const char* method, bool here,
-                                                               std::function<absl::Status()> work) {
-  if (here) return RunHere(call, method, work);
-  return Offload(call, method, std::move(work));
+                                                               EngineWork work) {
+  if (here) {
+    absl::Time start = absl::Now();
+    expressions::YieldingEngine slice(engine_,
+                                      {.yield_at = start + options_.here_slice,
+                                       .yield_above_built_bytes = options_.here_built_bytes});
+    absl::Status status = work(slice);
+    if (!slice.yielded()) {
+      Finish(call, method, start, status);
+      return call.reactor;
+    }
+  }
+  return Offload(call, method, [this, work = std::move(work)] { return work(engine_); });
 }
 
 grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(

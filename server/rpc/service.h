@@ -79,6 +79,15 @@ class WorkloadMapService final
     // an engine that evaluates in worker processes needs: waiting for a
     // worker must not hold a gRPC thread.
     int small_inline_bytes = 0;
+    // How long such a call's expressions may run on gRPC's thread in all,
+    // and how many bytes of values one evaluation may build there: past
+    // either the call is done again on the pool (RunHereOrOffload). The
+    // seed JobSet takes ~40 µs and builds a few KB; an expression that
+    // spins to its budget (2 s) or builds a 50 MB string (~80 ms) would
+    // otherwise hold a gRPC thread at the process's priority, and the other
+    // calls wait behind it on the shared cores.
+    absl::Duration here_slice = absl::Milliseconds(2);
+    size_t here_built_bytes = 1 << 20;
     // Work queued for the pool gives up after this long when the call
     // carries no deadline of its own.
     absl::Duration default_deadline = absl::Seconds(30);
@@ -247,9 +256,16 @@ class WorkloadMapService final
     return bytes <= static_cast<size_t>(options_.small_inline_bytes) &&
            objects <= kSmallInlineMaxObjects;
   }
-  // RunHere when `here`, else Offload.
+  // Work that evaluates expressions with the engine it is given.
+  using EngineWork = std::function<absl::Status(expressions::Engine& engine)>;
+  // Offload(work(engine_)) unless `here`. Here, work runs on the calling
+  // thread with evaluations cut at Options::here_slice (RunOptions): work
+  // that reaches it is costlier than its request's size promised, and is
+  // done again on the pool, from the start. Its first answer is dropped,
+  // so `work` must write its results only when it succeeds, or start by
+  // clearing them.
   grpc::ServerUnaryReactor* RunHereOrOffload(const UnaryCall& call, const char* method, bool here,
-                                             std::function<absl::Status()> work);
+                                             EngineWork work);
 
   index::WorkloadIndex& index_;
   expressions::Engine& engine_;

@@ -43,6 +43,7 @@
 #include "server/kube/cluster_view.h"
 #include "server/kube/object.h"
 #include "server/kube/store.h"
+#include "server/rpc/testing/nice_noting_engine.h"
 #include "server/rpc/testing/service_harness.h"
 #include "workloadmap/v1/service.grpc.pb.h"
 
@@ -68,29 +69,7 @@ constexpr char kJobSetDefinition[] = "jobset-x-k8s-io-jobset-v1alpha2";
 
 // ---- Shared fixtures -----------------------------------------------------
 
-// An engine that notes the nice value of the thread of its last Run: the
-// work pool's threads run at Options::pool_nice, gRPC's at the process's.
-class NiceNotingEngine : public expressions::Engine {
- public:
-  explicit NiceNotingEngine(std::unique_ptr<expressions::Engine> engine)
-      : engine_(std::move(engine)) {}
-
-  absl::StatusOr<std::shared_ptr<const expressions::Program>> Compile(
-      const std::vector<std::string>& sources, std::vector<CompileError>* errors) override {
-    return engine_->Compile(sources, errors);
-  }
-  absl::Status Run(absl::FunctionRef<absl::Status(expressions::Session&)> fn) override {
-    last_run_nice_ = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
-    return engine_->Run(fn);
-  }
-  const expressions::EvalLimits& limits() const override { return engine_->limits(); }
-
-  int last_run_nice() const { return last_run_nice_; }
-
- private:
-  std::unique_ptr<expressions::Engine> engine_;
-  std::atomic<int> last_run_nice_ = 0;
-};
+using testing::NiceNotingEngine;
 
 NiceNotingEngine& Engine() {
   static NiceNotingEngine* engine =

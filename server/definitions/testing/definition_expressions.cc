@@ -31,7 +31,8 @@ class RecordingEngine : public expressions::Engine {
       const std::vector<std::string>& sources, std::vector<CompileError>*) override {
     return std::make_shared<const RecordedProgram>(sources);
   }
-  absl::Status Run(absl::FunctionRef<absl::Status(expressions::Session&)>) override {
+  absl::Status Run(absl::FunctionRef<absl::Status(expressions::Session&)>,
+                   const expressions::RunOptions&) override {
     return absl::UnimplementedError("the recording engine evaluates nothing");
   }
   const expressions::EvalLimits& limits() const override { return limits_; }

@@ -144,27 +144,27 @@ Flow Interpreter::Run(const Op& op, const Frame* env, const Value& input, Emit e
 Flow Interpreter::Fail(std::string message) {
   error_value_ = Value::Owned(Json(std::move(message)));
   error_is_value_ = false;
-  error_is_bound_ = false;
+  error_bound_ = Bound::kNone;
   return Flow::kError;
 }
 
 Flow Interpreter::FailWithValue(Value value) {
   error_value_ = std::move(value);
   error_is_value_ = true;
-  error_is_bound_ = false;
+  error_bound_ = Bound::kNone;
   return Flow::kError;
 }
 
-Flow Interpreter::FailBound(std::string message) {
+Flow Interpreter::FailBound(Bound bound, std::string message) {
   Fail(std::move(message));
-  error_is_bound_ = true;
+  error_bound_ = bound;
   return Flow::kError;
 }
 
 void Interpreter::ClearError() {
   error_value_ = Value();
   error_is_value_ = false;
-  error_is_bound_ = false;
+  error_bound_ = Bound::kNone;
 }
 
 std::string Interpreter::ErrorMessage() const {
@@ -177,20 +177,20 @@ std::string Interpreter::ErrorMessage() const {
 bool Interpreter::Charge(size_t bytes) {
   built_bytes_ += bytes;
   if (built_bytes_ <= bounds_.max_built_bytes) return true;
-  FailBound(absl::StrCat("expression exceeded its memory limit of ", bounds_.max_built_bytes >> 20,
-                         " MiB"));
+  FailBound(Bound::kMemory, absl::StrCat("expression exceeded its memory limit of ",
+                                         bounds_.max_built_bytes >> 20, " MiB"));
   return false;
 }
 
 Flow Interpreter::FailStack() {
-  return FailBound("expression recursed too deeply (stack bound of " +
-                   std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
+  return FailBound(Bound::kStack, "expression recursed too deeply (stack bound of " +
+                                      std::to_string(bounds_.max_stack_bytes >> 10) + " KiB)");
 }
 
 bool Interpreter::ReadClock() {
   next_clock_read_ = steps_ + kStepsPerClockRead;
   if (absl::Now() <= bounds_.deadline) return true;
-  FailBound("expression exceeded its time budget");
+  FailBound(Bound::kTime, "expression exceeded its time budget");
   return false;
 }
 
@@ -432,8 +432,8 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
       case OpKind::kCallDefined:
         if (!op->children.empty()) break;  // its parameters need frames of their own
         if (++tail_calls > kMaxTailCalls) {
-          return FailBound(absl::StrCat("expression recursed too deeply (more than ", kMaxTailCalls,
-                                        " tail calls)"));
+          return FailBound(Bound::kStack, absl::StrCat("expression recursed too deeply (more than ",
+                                                       kMaxTailCalls, " tail calls)"));
         }
         env = Walk(env, op->depth);
         op = op->function->body.get();

@@ -148,7 +148,7 @@ class Interpreter {
   // matching) calls it as it goes and stops when it returns false: the
   // budget is spent and a bound error is pending. Stays false after that.
   bool Work(uint64_t units) {
-    if (error_is_bound_) return false;
+    if (error_bound_ != Bound::kNone) return false;
     steps_ += units;
     return steps_ < next_clock_read_ || ReadClock();
   }
@@ -160,9 +160,11 @@ class Interpreter {
   bool error_is_value() const { return error_is_value_; }
   // gojq's text of the pending error.
   std::string ErrorMessage() const;
-  // Whether the pending error is a bound (budget, stack, memory): those are
-  // not catchable by `try`, so a program cannot loop past its bounds.
-  bool error_is_bound() const { return error_is_bound_; }
+  // The bound (EvalBounds) a pending error reached, if any: those errors
+  // are not catchable by `try`, so a program cannot loop past its bounds.
+  enum class Bound : uint8_t { kNone, kTime, kMemory, kStack };
+  Bound error_bound() const { return error_bound_; }
+  bool error_is_bound() const { return error_bound_ != Bound::kNone; }
   void ClearError();
 
   // The frame a pending kBreak unwinds to.
@@ -180,7 +182,7 @@ class Interpreter {
   // Calls one EvalTail frame takes in a row (see there).
   static constexpr int kMaxTailCalls = 100000;
 
-  Flow FailBound(std::string message);
+  Flow FailBound(Bound bound, std::string message);
   // CheckBounds' and Work's slow paths: the stack bound's error; the clock
   // read every kStepsPerClockRead steps (false past the deadline).
   Flow FailStack();
@@ -242,7 +244,7 @@ class Interpreter {
   size_t built_bytes_ = 0;
   Value error_value_;
   bool error_is_value_ = false;
-  bool error_is_bound_ = false;
+  Bound error_bound_ = Bound::kNone;
   const Frame* break_target_ = nullptr;
 };
 
