@@ -36,6 +36,7 @@ DaemonProcess::DaemonProcess(std::vector<std::string> flags, std::string log_pat
 
 DaemonProcess::~DaemonProcess() {
   if (pid_ > 0) Stop();
+  if (owns_log_ && !::testing::Test::HasFailure()) unlink(log_path_.c_str());
 }
 
 std::string DaemonProcess::Log() const {
@@ -48,6 +49,7 @@ absl::Status DaemonProcess::Start(absl::Duration timeout) {
   metrics_port_ = FreePort();
   static int started = 0;
   if (log_path_.empty()) {
+    owns_log_ = true;
     log_path_ =
         absl::StrCat(::testing::TempDir(), "/workloadmapd-", getpid(), "-", ++started, ".log");
   }

@@ -19,7 +19,8 @@ namespace wm::testing {
 class DaemonProcess {
  public:
   // `log_path`: where its stdout and stderr go, emptied at each Start;
-  // empty for a new file in the test's temporary directory.
+  // empty for a new file in the test's temporary directory, removed with the
+  // process unless the test has failed (then it is kept to be read).
   explicit DaemonProcess(std::vector<std::string> flags, std::string log_path = "");
   ~DaemonProcess();
 
@@ -48,6 +49,7 @@ class DaemonProcess {
   int metrics_port_ = 0;
   pid_t pid_ = -1;
   std::string log_path_;
+  bool owns_log_ = false;  // log_path_ was made up here, so it is ours to remove
   std::string exit_description_;
   std::unique_ptr<workloadmap::v1::WorkloadMap::Stub> stub_;
 };
