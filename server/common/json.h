@@ -4,16 +4,19 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/string_view.h"
+#include "server/common/internal/sorted_object.h"
 
 namespace wm {
 
 // The document model of every layer. Objects keep their keys sorted, which
 // is also the order gojq (upstream's engine) iterates them in: converting a
-// Json to a jq value therefore reproduces upstream's iteration order.
-using Json = nlohmann::json;
+// Json to a jq value therefore reproduces upstream's iteration order. Their
+// members sit in one sorted vector (internal::SortedObject, which says why),
+// so inserting into an object invalidates references to its other members.
+using Json = nlohmann::basic_json<internal::SortedObject>;
 
 // The member `key` of `object`, or null when it has none. REQUIRES:
-// object.is_object(). Looked up in nlohmann's underlying map: its own
+// object.is_object(). Looked up in nlohmann's underlying object: its own
 // find() wraps the answer in an iterator whose making and comparing cost
 // about as much as the lookup, and lookups in pods' trees are what a
 // resolution of a large job does most.

@@ -3,6 +3,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -20,33 +21,45 @@ namespace {
 // tree, and its errors name the byte.
 constexpr size_t kFastPathMaxBytes = 64 << 10;
 
-// nlohmann's DOM builder behind a depth count: nlohmann's parser keeps its
-// own stack, so the only recursion a deep document could cause is in what
-// later walks the tree, and stopping here bounds all of it.
+// The tree nlohmann's parser reads, built here rather than by its own DOM
+// builder: that one inserts each member into its object as it comes, which
+// in our sorted objects (internal::SortedObject) costs an object of n
+// unsorted keys n^2 / 2 moves; here an object's members are gathered in
+// the text's order and sorted once when it closes. Behind a depth count
+// too: nlohmann's parser keeps its own stack, so the only recursion a deep
+// document could cause is in what later walks the tree, and stopping here
+// bounds all of it.
 class BoundedDomBuilder {
  public:
-  BoundedDomBuilder(Json& root, const JsonLimits& limits) : dom_(root, false), limits_(limits) {}
+  BoundedDomBuilder(Json& root, const JsonLimits& limits) : root_(root), limits_(limits) {}
 
-  bool null() { return dom_.null(); }
-  bool boolean(bool value) { return dom_.boolean(value); }
-  bool number_integer(Json::number_integer_t value) { return dom_.number_integer(value); }
-  bool number_unsigned(Json::number_unsigned_t value) { return dom_.number_unsigned(value); }
-  bool number_float(Json::number_float_t value, const Json::string_t& text) {
-    return dom_.number_float(value, text);
+  bool null() { return Place(nullptr); }
+  bool boolean(bool value) { return Place(value); }
+  bool number_integer(Json::number_integer_t value) { return Place(value); }
+  bool number_unsigned(Json::number_unsigned_t value) { return Place(value); }
+  bool number_float(Json::number_float_t value, const Json::string_t& /*text*/) {
+    return Place(value);
   }
-  bool string(Json::string_t& value) { return dom_.string(value); }
-  bool binary(Json::binary_t& value) { return dom_.binary(value); }
-  bool key(Json::string_t& value) { return dom_.key(value); }
+  bool string(Json::string_t& value) { return Place(std::move(value)); }
+  bool binary(Json::binary_t& /*value*/) { return false; }  // not in JSON text
+  bool key(Json::string_t& value) {
+    stack_.back().key = std::move(value);
+    return true;
+  }
 
-  bool start_object(size_t size) { return Enter() && dom_.start_object(size); }
-  bool start_array(size_t size) { return Enter() && dom_.start_array(size); }
+  bool start_object(size_t /*size*/) { return Enter(Json::object()); }
+  bool start_array(size_t /*size*/) { return Enter(Json::array()); }
   bool end_object() {
-    --depth_;
-    return dom_.end_object();
+    Level level = std::move(stack_.back());
+    stack_.pop_back();
+    // A repeated key keeps its last value, as nlohmann's own builder does.
+    level.value.get_ref<Json::object_t&>().AssignUnsorted(std::move(level.members));
+    return Place(std::move(level.value));
   }
   bool end_array() {
-    --depth_;
-    return dom_.end_array();
+    Json array = std::move(stack_.back().value);
+    stack_.pop_back();
+    return Place(std::move(array));
   }
 
   template <typename Exception>
@@ -69,10 +82,33 @@ class BoundedDomBuilder {
   const absl::Status& error() const { return error_; }
 
  private:
-  bool Enter() {
-    if (++depth_ <= limits_.max_depth) return true;
-    too_deep_ = true;
-    return false;
+  // An array or object being read, and what it holds so far.
+  struct Level {
+    Json value;
+    Json::object_t::Container members;  // an object's, in the text's order
+    std::string key;                    // an object's: the key of the next value
+  };
+
+  bool Enter(Json container) {
+    if (stack_.size() >= limits_.max_depth) {
+      too_deep_ = true;
+      return false;
+    }
+    stack_.push_back({std::move(container), {}, {}});
+    return true;
+  }
+
+  // A finished value goes into the array or object that holds it, or is
+  // the document.
+  bool Place(Json value) {
+    if (stack_.empty()) {
+      root_ = std::move(value);
+    } else if (Level& parent = stack_.back(); parent.value.is_array()) {
+      parent.value.get_ref<Json::array_t&>().push_back(std::move(value));
+    } else {
+      parent.members.emplace_back(std::move(parent.key), std::move(value));
+    }
+    return true;
   }
 
   // "[json.exception.parse_error.101] parse error at line 1, column 5: R"
@@ -87,9 +123,9 @@ class BoundedDomBuilder {
     return std::string(what);
   }
 
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  Json& root_;
   const JsonLimits& limits_;
-  size_t depth_ = 0;
+  std::vector<Level> stack_;
   bool too_deep_ = false;
   absl::Status error_;
 };

@@ -16,15 +16,17 @@ bool Build(const element& value, size_t levels_left, Json& out) {
     case element_type::OBJECT: {
       if (levels_left == 0) return false;
       out = Json::object();
-      auto& members = out.get_ref<Json::object_t&>();
-      for (auto field : simdjson::dom::object(value)) {
-        // Go's encoder writes maps (labels, resources) with sorted keys:
-        // then the end is the place, found with one comparison. A repeated
-        // key keeps its first node and takes the last value, as
-        // nlohmann's parser does.
-        auto member = members.emplace_hint(members.end(), std::string(field.key), nullptr);
-        if (!Build(field.value, levels_left - 1, member->second)) return false;
+      simdjson::dom::object fields(value);
+      Json::object_t::Container members;
+      members.reserve(fields.size());
+      for (auto field : fields) {
+        members.emplace_back(std::string(field.key), nullptr);
+        if (!Build(field.value, levels_left - 1, members.back().second)) return false;
       }
+      // One sort at most: Go's encoder writes maps (labels, resources) with
+      // sorted keys, and then the members are taken as they are. A repeated
+      // key keeps the last value, as nlohmann's parser does.
+      out.get_ref<Json::object_t&>().AssignUnsorted(std::move(members));
       return true;
     }
     case element_type::ARRAY: {

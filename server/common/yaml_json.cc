@@ -182,6 +182,10 @@ class YamlReader {
     Json value;
     std::string anchor;
     std::optional<std::string> key;  // mappings: the key awaiting its value
+    // Mappings: the members so far, in the document's order, sorted once
+    // at the mapping's end (inserting each in place would cost a mapping of
+    // n unsorted keys n^2 / 2 moves).
+    Json::object_t::Container members;
   };
 
   absl::Status ParserError() {
@@ -234,9 +238,9 @@ class YamlReader {
       parent.key = value.is_string() ? std::move(value.get_ref<std::string&>())
                                      : (value.is_null() ? std::string("null") : value.dump());
     } else {
-      // A repeated key keeps its last value, as JSON readers do.
-      parent.value.get_ref<Json::object_t&>().insert_or_assign(std::move(*parent.key),
-                                                               std::move(value));
+      // A repeated key keeps its last value, as JSON readers do (when the
+      // mapping ends: AssignUnsorted).
+      parent.members.emplace_back(std::move(*parent.key), std::move(value));
       parent.key.reset();
     }
     return absl::OkStatus();
@@ -301,6 +305,9 @@ class YamlReader {
       case YAML_MAPPING_END_EVENT: {
         Frame frame = std::move(stack_.back());
         stack_.pop_back();
+        if (frame.value.is_object()) {
+          frame.value.get_ref<Json::object_t&>().AssignUnsorted(std::move(frame.members));
+        }
         // Its children were counted as they were placed.
         return Place(event, std::move(frame.value), frame.anchor, 1, documents);
       }

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json_path.h"
+#include "server/common/json_reader.h"
 
 namespace wm::index {
 
@@ -163,9 +164,9 @@ absl::StatusOr<std::string> LiveCluster::Patch(const Gvk& gvk, const std::string
       return absl::UnavailableError(
           absl::StrCat("patch failed with HTTP ", response->status, ": ", message));
   }
-  Json object = Json::parse(response->body, nullptr, false);
-  if (object.is_discarded()) return absl::InternalError("the apiserver answered with invalid JSON");
-  return FindString(object, {"metadata", "resourceVersion"});
+  absl::StatusOr<Json> object = ParseJson(response->body);
+  if (!object.ok()) return absl::InternalError("the apiserver answered with invalid JSON");
+  return FindString(*object, {"metadata", "resourceVersion"});
 }
 
 }  // namespace wm::index

@@ -11,6 +11,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "server/common/json.h"
+#include "server/common/json_reader.h"
 
 namespace wm::kube {
 namespace {
@@ -353,9 +354,9 @@ std::string QueryEscape(absl::string_view value) {
 }
 
 std::string StatusMessage(absl::string_view body) {
-  Json status = Json::parse(body.begin(), body.end(), nullptr, false);
-  if (status.is_object() && status.value("kind", "") == "Status") {
-    return status.value("message", std::string(body.substr(0, 200)));
+  absl::StatusOr<Json> status = ParseJson(body);
+  if (status.ok() && status->is_object() && status->value("kind", "") == "Status") {
+    return status->value("message", std::string(body.substr(0, 200)));
   }
   return std::string(body.substr(0, 200));
 }

@@ -3,6 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/common/json_reader.h"
 
 namespace wm::kube {
 namespace {
@@ -25,11 +26,11 @@ absl::StatusOr<Json> GetJson(const ApiClient& client, const std::string& path,
     return absl::UnavailableError(absl::StrCat("discovery GET ", path, ": HTTP ", response->status,
                                                ": ", StatusMessage(response->body)));
   }
-  Json document = Json::parse(response->body, nullptr, false);
-  if (document.is_discarded()) {
+  absl::StatusOr<Json> document = ParseJson(response->body);
+  if (!document.ok()) {
     return absl::UnavailableError(absl::StrCat("discovery GET ", path, ": not JSON"));
   }
-  return document;
+  return *std::move(document);
 }
 
 std::vector<std::string> Verbs(const Json& resource) {

@@ -69,17 +69,21 @@ DocumentCache::Stats DocumentCache::stats() const {
 
 namespace {
 
-// libstdc++: a std::map node is 32 bytes of links and colour beside its
-// pair; a string keeps up to 15 characters inline. nlohmann holds an
-// object, an array and a string each in an allocation of its own.
+// An object's members are one vector of (key, value) pairs (see
+// internal::SortedObject); a string keeps up to 15 characters inline
+// (libstdc++). nlohmann holds an object, an array and a string each in an
+// allocation of its own.
 struct HeapBytes {
-  static constexpr size_t kMapNode = 32;
+  static constexpr size_t kMember = sizeof(Json::object_t::value_type);
   static size_t Text(const std::string& s) { return s.size() > 15 ? s.capacity() + 1 : 0; }
 
   size_t Value(const Json& value) const {
     switch (value.type()) {
-      case Json::value_t::object:
-        return sizeof(Json::object_t);
+      case Json::value_t::object: {
+        // The vector's unused tail; the members themselves count in Member.
+        const Json::object_t& members = value.get_ref<const Json::object_t&>();
+        return sizeof(Json::object_t) + (members.capacity() - members.size()) * kMember;
+      }
       case Json::value_t::array:
         return sizeof(Json::array_t) +
                value.get_ref<const Json::array_t&>().capacity() * sizeof(Json);
@@ -89,10 +93,8 @@ struct HeapBytes {
         return 0;  // held in the value itself
     }
   }
-  // The member's node, with its key and its value's own Json.
-  size_t Member(const std::string& key) const {
-    return kMapNode + sizeof(std::string) + Text(key) + sizeof(Json);
-  }
+  // The member's pair in its object's vector, and its key's text.
+  size_t Member(const std::string& key) const { return kMember + Text(key); }
 };
 
 }  // namespace

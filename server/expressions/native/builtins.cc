@@ -528,21 +528,42 @@ Result Contains(Interpreter& in, const Json& v, const Json& x) {
 Result AddAll(const Json& v) {
   if (!v.is_structured()) return TypeError0("add", v);
   // In place where Add would copy the sum so far: adding n strings or
-  // arrays one by one is quadratic otherwise.
+  // arrays one by one is quadratic otherwise. Objects' members are
+  // gathered and sorted into the sum once (a later object's value wins, as
+  // in Add): inserting them one by one into a sorted object is quadratic
+  // too (`from_entries` adds one object per entry).
   Json sum(nullptr);
+  Json::object_t::Container members;
+  bool gathering = false;  // sum is an object whose members are in `members`
+  const auto settle = [&] {
+    if (!gathering) return;
+    sum.get_ref<Json::object_t&>().AssignUnsorted(std::move(members));
+    members = {};
+    gathering = false;
+  };
   for (const Json& x : v) {
     if (sum.is_string() && x.is_string()) {
       sum.get_ref<std::string&>() += x.get_ref<const std::string&>();
     } else if (sum.is_array() && x.is_array()) {
       sum.insert(sum.end(), x.begin(), x.end());
     } else if (sum.is_object() && x.is_object()) {
-      for (auto it = x.begin(); it != x.end(); ++it) sum[it.key()] = *it;
+      if (!gathering) {
+        Json::object_t& so_far = sum.get_ref<Json::object_t&>();
+        members.assign(std::make_move_iterator(so_far.begin()),
+                       std::make_move_iterator(so_far.end()));
+        so_far.clear();
+        gathering = true;
+      }
+      const Json::object_t& more = x.get_ref<const Json::object_t&>();
+      members.insert(members.end(), more.begin(), more.end());
     } else {
+      settle();
       auto next = Add(sum, x);
       if (!next.ok()) return next;
       sum = *std::move(next);
     }
   }
+  settle();
   return sum;
 }
 

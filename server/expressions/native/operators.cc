@@ -50,16 +50,14 @@ absl::Status BinaryError(const char* name, const Json& l, const Json& r) {
       absl::StrCat("cannot ", name, ": ", TypePreview(l), " and ", TypePreview(r)));
 }
 
+// jq's `*` of two objects. REQUIRES: both are objects.
 Json DeepMerge(const Json& l, const Json& r) {
-  Json out = l;
-  for (const auto& [key, value] : r.items()) {
-    auto it = out.find(key);
-    if (it != out.end() && it->is_object() && value.is_object()) {
-      *it = DeepMerge(*it, value);
-    } else {
-      out[key] = value;
-    }
-  }
+  Json out = Json::object();
+  out.get_ref<Json::object_t&>() = Json::object_t::Merged(
+      l.get_ref<const Json::object_t&>(), r.get_ref<const Json::object_t&>(),
+      [](Json& mine, const Json& theirs) {
+        mine = mine.is_object() && theirs.is_object() ? DeepMerge(mine, theirs) : theirs;
+      });
   return out;
 }
 
@@ -144,8 +142,10 @@ absl::StatusOr<Json> Add(const Json& l, const Json& r) {
     return out;
   }
   if (l.is_object() && r.is_object()) {
-    Json out = l;
-    for (const auto& [key, value] : r.items()) out[key] = value;
+    Json out = Json::object();
+    out.get_ref<Json::object_t&>() = Json::object_t::Merged(
+        l.get_ref<const Json::object_t&>(), r.get_ref<const Json::object_t&>(),
+        [](Json& mine, const Json& theirs) { mine = theirs; });
     return out;
   }
   return BinaryError("add", l, r);

@@ -15,6 +15,7 @@
 #include "absl/time/clock.h"
 #include "server/common/file.h"
 #include "server/common/json.h"
+#include "server/common/json_reader.h"
 #include "server/kube/auth/internal.h"
 
 extern char** environ;
@@ -274,8 +275,9 @@ class ExecPluginSource : public CredentialSource {
     auto invalid = [&](absl::string_view what) {
       return absl::InvalidArgumentError(WithStderr(absl::StrCat(Prefix(), what), err));
     };
-    Json doc = Json::parse(out, nullptr, false);
-    if (doc.is_discarded() || !doc.is_object()) {
+    absl::StatusOr<Json> parsed = ParseJson(out);
+    Json doc = parsed.ok() ? *std::move(parsed) : Json();
+    if (!doc.is_object()) {
       return invalid(
           absl::StrCat("output (", out.size(), " bytes) is not an ExecCredential JSON object"));
     }

@@ -13,6 +13,7 @@
 #include "grpcpp/impl/codegen/proto_utils.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "server/common/json.h"
+#include "server/common/json_reader.h"
 #include "server/expressions/engine.h"
 #include "server/index/cluster.h"
 #include "server/kube/cluster_view.h"
@@ -56,7 +57,10 @@ template <typename Message>
 Json MessageToJson(const Message& message) {
   std::string text;
   (void)google::protobuf::util::MessageToJsonString(message, &text);
-  return Json::parse(text, nullptr, false);
+  // Our reader, not nlohmann's: protobuf writes a Struct's fields in its
+  // map's order, and ours sorts an object's members once, not one by one.
+  absl::StatusOr<Json> json = ParseJson(text);
+  return json.ok() ? *std::move(json) : Json(Json::value_t::discarded);
 }
 
 // Resolves an object the caller sent, with the definitions of `cluster`,
