@@ -2,6 +2,7 @@
 #define WM_SERVER_COMMON_JSON_H_
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/string_view.h"
 #include "server/common/internal/sorted_object.h"
@@ -24,6 +25,16 @@ inline const Json* FindMember(const Json& object, absl::string_view key) {
   const Json::object_t& members = object.get_ref<const Json::object_t&>();
   auto it = members.find(key);
   return it == members.end() ? nullptr : &it->second;
+}
+
+// An object of `members` in any order, sorted once; of a repeated key the
+// last value is kept. How to build an object from a source that is not in
+// key order (a protobuf map, a hash map): setting its members one by one
+// would insert each in the middle, quadratic in their number.
+inline Json ObjectOf(Json::object_t::Container members) {
+  Json object = Json::object();
+  object.get_ref<Json::object_t&>().AssignUnsorted(std::move(members));
+  return object;
 }
 
 }  // namespace wm

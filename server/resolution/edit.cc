@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "server/common/json_merge_patch.h"
 #include "server/common/user_text.h"
 #include "server/resolution/evaluation.h"
 #include "server/resolution/mutation.h"
@@ -27,7 +28,7 @@ absl::Status MergeContainerResources(Json& pod_spec, const std::string& containe
     if (it == pod_spec.end() || !it->is_array()) continue;
     for (Json& c : *it) {
       if (c.is_object() && c.value("name", "") == container) {
-        c["resources"].merge_patch(resources);
+        MergePatch(c["resources"], resources);
         absl::Status s = ValidateResourceRequirements(c["resources"], field);
         if (!s.ok()) {
           return absl::InvalidArgumentError(
@@ -45,7 +46,7 @@ absl::Status MergeContainerResources(Json& pod_spec, const std::string& containe
 absl::Status EditTemplate(const PodTemplateEdit& edit, Json& pod_template) {
   if (!edit.replacement.is_null()) pod_template = edit.replacement;
   if (!pod_template.is_object()) pod_template = Json::object();
-  if (!edit.merge_patch.is_null()) pod_template.merge_patch(edit.merge_patch);
+  if (!edit.merge_patch.is_null()) MergePatch(pod_template, edit.merge_patch);
   for (const auto& [container, resources] : edit.container_resources) {
     const std::string field =
         FieldOf(edit, absl::StrCat("container_resources[", QuoteUserText(container), "]"));

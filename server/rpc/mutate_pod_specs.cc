@@ -54,10 +54,16 @@ absl::StatusOr<resolution::WorkloadEdit> ToEdit(const v1::MutatePodSpecsRequest&
       if (!s.ok()) return s;
       patch["spec"]["priorityClassName"] = c.priority_class_name();
     }
-    Json labels = Json::object(), annotations = Json::object(), node_selector = Json::object();
-    for (const auto& [k, v] : c.labels()) labels[k] = v;
-    for (const auto& [k, v] : c.annotations()) annotations[k] = v;
-    for (const auto& [k, v] : c.node_selector()) node_selector[k] = v;
+    // protobuf's maps iterate in no order: each object is sorted once.
+    const auto object_of = [](const auto& map) {
+      Json::object_t::Container members;
+      members.reserve(map.size());
+      for (const auto& [k, v] : map) members.emplace_back(k, v);
+      return ObjectOf(std::move(members));
+    };
+    Json labels = object_of(c.labels());
+    Json annotations = object_of(c.annotations());
+    Json node_selector = object_of(c.node_selector());
     if (absl::Status s = resolution::ValidateLabels(labels, field("labels")); !s.ok()) return s;
     if (absl::Status s = resolution::ValidateAnnotations(annotations, field("annotations"));
         !s.ok()) {
