@@ -92,7 +92,6 @@ class SortedObject {
   size_type size() const noexcept { return members_.size(); }
   size_type max_size() const noexcept { return members_.max_size(); }
   size_type capacity() const noexcept { return members_.capacity(); }
-  void reserve(size_type n) { members_.reserve(n); }
   void clear() noexcept { members_.clear(); }
   void swap(SortedObject& other) noexcept { members_.swap(other.members_); }
 
@@ -111,14 +110,6 @@ class SortedObject {
   template <class K>
   bool contains(const K& key) const {
     return count(key) != 0;
-  }
-  template <class K>
-  iterator lower_bound(const K& key) {
-    return begin() + LowerBound(key);
-  }
-  template <class K>
-  const_iterator lower_bound(const K& key) const {
-    return begin() + LowerBound(key);
   }
 
   template <class K>
