@@ -2,7 +2,8 @@
 # grpcurl (built with `go install` from the Go module proxy) against the real
 # workloadmapd: services listed and ResolveWorkload called through server
 # reflection, without proto files, against the testbed's apiserver; then
-# TLS and mutual TLS on a snapshot daemon.
+# TLS and mutual TLS on a snapshot daemon: files refused at start, and a
+# renewed certificate served without a restart.
 #
 #   grpcurl_test.sh TESTBED_DIR BUILD_DIR
 set -euo pipefail
@@ -57,7 +58,7 @@ mkdir -p "$work/pki" "$work/manifests"
 cp "$repo/integration_tests/seed/cluster-state.yaml" "$work/manifests/"
 cd "$work/pki"
 openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 1 -subj /CN=wm-test-ca 2>/dev/null
-for name in server client; do
+for name in server renewed client; do
   openssl req -newkey rsa:2048 -nodes -keyout $name.key -out $name.csr -subj /CN=$name 2>/dev/null
   printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >$name.ext
   openssl x509 -req -in $name.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out $name.crt -days 1 \
@@ -85,4 +86,49 @@ fi
   workloadmap.v1.WorkloadMap/ResolveWorkload | jq -e '.workload.ref.name == "demo"' >/dev/null ||
   fail "mTLS call with a client certificate"
 echo "ok: mutual TLS"
+
+# Files that do not load stop the daemon at start, naming the flag.
+refused() {
+  local want=$1
+  shift
+  if "$build/bin/workloadmapd" --metrics-address off --snapshot "$work/manifests" \
+    --listen "127.0.0.1:$(free_port)" "$@" 2>"$work/refused.log"; then
+    fail "workloadmapd started with $*"
+  fi
+  grep -qF -- "$want" "$work/refused.log" || { cat "$work/refused.log"; fail "no '$want' in the error"; }
+}
+pki=$work/pki
+refused "--tls-key $pki/missing.key: No such file or directory" \
+  --tls-cert "$pki/server.crt" --tls-key "$pki/missing.key"
+refused "does not load" --tls-cert "$pki/server.crt" --tls-key "$pki/client.key"
+refused "--tls-client-ca $pki/server.csr: holds no PEM certificate" \
+  --tls-cert "$pki/server.crt" --tls-key "$pki/server.key" --tls-client-ca "$pki/server.csr"
+echo "ok: TLS files that do not load are refused at start"
+
+# A renewed certificate (a Secret volume swaps its files at once) is served
+# to new connections without a restart, and calls go on.
+mkdir "$work/live"
+cp "$pki/server.crt" "$work/live/tls.crt"
+cp "$pki/server.key" "$work/live/tls.key"
+port=$(free_port)
+start_daemon "$work/renew.log" --snapshot "$work/manifests" --listen "127.0.0.1:$port" \
+  --tls-cert "$work/live/tls.crt" --tls-key "$work/live/tls.key"
+served() {
+  openssl s_client -connect "127.0.0.1:$port" -CAfile "$pki/ca.crt" </dev/null 2>/dev/null |
+    openssl x509 -noout -subject
+}
+[[ $(served) == "subject=CN = server" ]] || fail "served before the renewal: $(served)"
+cp "$pki/renewed.crt" "$work/live/tls.crt.new"
+cp "$pki/renewed.key" "$work/live/tls.key.new"
+mv "$work/live/tls.key.new" "$work/live/tls.key"
+mv "$work/live/tls.crt.new" "$work/live/tls.crt"
+for _ in $(seq 100); do
+  [[ $(served) == "subject=CN = renewed" ]] && break
+  sleep 0.1
+done
+[[ $(served) == "subject=CN = renewed" ]] || fail "the renewed certificate is not served: $(served)"
+"$grpcurl" -cacert "$pki/ca.crt" -d '{"ref": {"kind": "JobSet", "name": "demo"}}' "127.0.0.1:$port" \
+  workloadmap.v1.WorkloadMap/ResolveWorkload | jq -e '.workload.ref.name == "demo"' >/dev/null ||
+  fail "a call after the renewal"
+echo "ok: a renewed certificate is served without a restart"
 echo "grpcurl tests passed"

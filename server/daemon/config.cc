@@ -394,7 +394,8 @@ constexpr Option kOptions[] = {
      &ShowBool<&Config::cluster_definitions, true>},
 
     {"tls-cert", "WM_TLS_CERT", "tls.cert", "TLS", "FILE", Kind::kValue, true,
-     "PEM server certificate chain; serving is plaintext without it. Needs --tls-key.",
+     "PEM server certificate chain; serving is plaintext without it. Needs --tls-key. "
+     "Read again when it changes (with the key and CA), for new connections.",
      &SetTlsString<&TlsConfig::cert_file>, nullptr, &ShowTlsString<&TlsConfig::cert_file>},
     {"tls-key", "WM_TLS_KEY", "tls.key", "TLS", "FILE", Kind::kValue, true,
      "PEM private key of --tls-cert.", &SetTlsString<&TlsConfig::key_file>, nullptr,

@@ -15,8 +15,8 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "server/common/file.h"
 #include "server/daemon/daemon.h"
+#include "server/daemon/grpc_tls.h"
 #include "server/daemon/log.h"
 
 namespace wm::daemon {
@@ -28,20 +28,6 @@ constexpr char kServiceName[] = "workloadmap.v1.WorkloadMap";
 // where it is set. 256 KiB per round trip is 250 MB/s of upload at 1 ms of
 // latency, 25 MB/s at 10 ms.
 constexpr int kRequestWindowBytes = 256 << 10;
-
-std::shared_ptr<grpc::ServerCredentials> Credentials(const Config& config) {
-  if (config.tls.cert_file.empty()) return grpc::InsecureServerCredentials();
-  grpc::SslServerCredentialsOptions options(
-      config.tls.require_client_cert ? GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY
-      : config.tls.client_ca_file.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                                          : GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY);
-  options.pem_key_cert_pairs.push_back({ReadFileToString(config.tls.key_file).value_or(""),
-                                        ReadFileToString(config.tls.cert_file).value_or("")});
-  if (!config.tls.client_ca_file.empty()) {
-    options.pem_root_certs = ReadFileToString(config.tls.client_ca_file).value_or("");
-  }
-  return grpc::SslServerCredentials(options);
-}
 
 // "NOT_FOUND" for 5: gRPC's status codes are Abseil's, number for number.
 // Abseil names only 0 to 16; any other code is shown as its number.
@@ -169,7 +155,8 @@ absl::Status Daemon::StartServer() {
   // so that calls over them know their peer process (UnixListener).
   std::vector<std::string> peer_socket_paths;
   const bool know_unix_peers = options.authenticator != nullptr;
-  auto tls = Credentials(config_);
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> tls = GrpcServerCredentials(config_.tls);
+  if (!tls.ok()) return tls.status();
   for (size_t i = 0; i < config_.listen.size(); ++i) {
     const std::string& address = config_.listen[i];
     // A Unix socket is local: file permissions guard it, not TLS.
@@ -184,7 +171,7 @@ absl::Status Daemon::StartServer() {
       ::unlink(path.c_str());  // a stale socket of an earlier run
       socket_paths.push_back(path);
     }
-    builder.AddListeningPort(address, unix_socket ? grpc::InsecureServerCredentials() : tls,
+    builder.AddListeningPort(address, unix_socket ? grpc::InsecureServerCredentials() : *tls,
                              &ports[i]);
   }
   if (config_.web && !config_.metrics_address.empty()) {

@@ -689,6 +689,9 @@ func TestWatchResumesAfterFallingBehind(t *testing.T) {
 // certificate, as PEM files.
 type pki struct {
 	ca, serverCert, serverKey, clientCert, clientKey string
+	// issueClient writes a client certificate of this CA for the common name
+	// and organizations (RBAC's user and groups) and returns its files.
+	issueClient func(commonName string, organizations ...string) (cert, key string)
 }
 
 func writePKI(t *testing.T) pki {
@@ -721,10 +724,10 @@ func writePKI(t *testing.T) pki {
 	}
 	var p pki
 	p.ca = write("ca.crt", "CERTIFICATE", caDER)
-	issue := func(name string, serial int64, usage x509.ExtKeyUsage) (string, string) {
+	issue := func(name string, organizations []string, serial int64, usage x509.ExtKeyUsage) (string, string) {
 		key := newKey()
 		template := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name, Organization: organizations},
 			NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
 			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{usage},
 			DNSNames: []string{"localhost"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
@@ -739,8 +742,13 @@ func writePKI(t *testing.T) pki {
 		}
 		return write(name+".crt", "CERTIFICATE", der), write(name+".key", "PRIVATE KEY", keyDER)
 	}
-	p.serverCert, p.serverKey = issue("server", 2, x509.ExtKeyUsageServerAuth)
-	p.clientCert, p.clientKey = issue("client", 3, x509.ExtKeyUsageClientAuth)
+	p.serverCert, p.serverKey = issue("server", nil, 2, x509.ExtKeyUsageServerAuth)
+	p.clientCert, p.clientKey = issue("client", nil, 3, x509.ExtKeyUsageClientAuth)
+	serial := int64(3)
+	p.issueClient = func(commonName string, organizations ...string) (string, string) {
+		serial++
+		return issue(commonName, organizations, serial, x509.ExtKeyUsageClientAuth)
+	}
 	return p
 }
 
@@ -770,6 +778,62 @@ func TestDialMutualTLS(t *testing.T) {
 	}
 	if _, err := workloadmap.Dial(ctx, address, workloadmap.WithTLSFiles(p.ca, p.clientCert, "")); status.Code(err) != codes.InvalidArgument {
 		t.Errorf("Dial with a certificate without its key = %v, want InvalidArgument", err)
+	}
+}
+
+// With --authentication=kubernetes and --tls-client-ca, a verified client
+// certificate names the caller as the apiserver would: its CN the user, its
+// O the groups, each asked of RBAC through SubjectAccessReview. A Role bound
+// to a group lets a certificate of that group read the JobSet; the same
+// user without the group is refused, naming what it lacks.
+func TestAClientCertificateIsAuthorizedAsItsUserAndGroups(t *testing.T) {
+	env := integration(t)
+	p := writePKI(t)
+	suffix := fmt.Sprintf("%d", time.Now().UnixNano()%1000000)
+	user, group := "wm-cert-user-"+suffix, "wm-cert-readers-"+suffix
+	role := "wm-cert-" + suffix
+	kubectl(t, "-n", env.namespace, "create", "role", role, "--verb=get", "--resource=jobsets.jobset.x-k8s.io")
+	t.Cleanup(func() { runKubectl("-n", env.namespace, "delete", "role,rolebinding", role) })
+	kubectl(t, "-n", env.namespace, "create", "rolebinding", role, "--role="+role, "--group="+group)
+	// RBAC's informers catch up with the new binding before the daemon asks.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _ := runKubectl("-n", env.namespace, "auth", "can-i", "get", "jobsets.jobset.x-k8s.io",
+			"--as="+user, "--as-group="+group)
+		if strings.TrimSpace(out) == "yes" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("RBAC did not grant the group within 30 s: %q", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	d := startDaemon(t, env, "--authentication=kubernetes", "--listen", "127.0.0.1:0",
+		"--tls-cert", p.serverCert, "--tls-key", p.serverKey, "--tls-client-ca", p.ca)
+	address := d.tcpAddress()
+	ctx := testContext(t, 30*time.Second)
+	ref := workloadmap.Ref(env.namespace, "jobset", env.jobsets[0])
+
+	cert, key := p.issueClient(user, "some-other-group", group)
+	member := dial(t, address, workloadmap.WithTLSFiles(p.ca, cert, key))
+	if w, err := member.Resolve(ctx, ref); err != nil {
+		t.Errorf("Resolve with a certificate of group %s: %v\n%s", group, err, d.logs())
+	} else if w.GetRef().GetName() != env.jobsets[0] {
+		t.Errorf("Resolve answered %q, want %q", w.GetRef().GetName(), env.jobsets[0])
+	}
+
+	cert, key = p.issueClient(user)
+	outsider := dial(t, address, workloadmap.WithTLSFiles(p.ca, cert, key))
+	_, err := outsider.Resolve(ctx, ref)
+	if status.Code(err) != codes.PermissionDenied || !strings.Contains(err.Error(), "jobsets") ||
+		!strings.Contains(err.Error(), env.namespace) {
+		t.Errorf("Resolve as %s without the group = %v, want PermissionDenied naming jobsets in %s",
+			user, err, env.namespace)
+	}
+	// Without a certificate or a token the call names no one.
+	anonymous := dial(t, address, workloadmap.WithTLSFiles(p.ca, "", ""))
+	if _, err := anonymous.Resolve(ctx, ref); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("Resolve over TLS without a client certificate = %v, want Unauthenticated", err)
 	}
 }
 
