@@ -27,14 +27,17 @@ bool HasPemCertificate(const std::string& text) {
 }
 
 absl::Status CheckFiles(const TlsConfig& tls) {
+  // Each file readable, named by its flag.
   const std::pair<const char*, const std::string*> files[] = {
       {"--tls-cert", &tls.cert_file},
       {"--tls-key", &tls.key_file},
       {"--tls-client-ca", &tls.client_ca_file}};
+  std::string ca;
   for (const auto& [flag, path] : files) {
     if (path->empty()) continue;
     absl::StatusOr<std::string> text = ReadFileToString(*path);
     if (!text.ok()) return FileErrorAs(text.status(), flag, *path);
+    if (path == &tls.client_ca_file) ca = *std::move(text);
   }
   // The pair as the webhook loads its own: both PEM, the key the
   // certificate's.
@@ -43,10 +46,7 @@ absl::Status CheckFiles(const TlsConfig& tls) {
     return absl::Status(pair.status().code(),
                         absl::StrCat("--tls-cert/--tls-key: ", pair.status().message()));
   }
-  if (tls.client_ca_file.empty()) return absl::OkStatus();
-  absl::StatusOr<std::string> ca = ReadFileToString(tls.client_ca_file);
-  if (!ca.ok()) return FileErrorAs(ca.status(), "--tls-client-ca", tls.client_ca_file);
-  if (!HasPemCertificate(*ca)) {
+  if (!tls.client_ca_file.empty() && !HasPemCertificate(ca)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "--tls-client-ca ", tls.client_ca_file, ": holds no PEM certificate (BEGIN CERTIFICATE)"));
   }
