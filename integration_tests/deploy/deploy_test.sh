@@ -15,6 +15,8 @@
 #     caller's mutation as the caller (impersonation, shown in managedFields);
 #  5. the catalog's kinds and the ClusterRoles match both ways (nothing
 #     missing, nothing extra), and only read verbs (resp. patch) are granted;
+#  4f. the grpc-tls component: TLS files from a Secret cert-manager renews,
+#     readiness from /readyz (the kubelet's gRPC probe speaks no TLS);
 #  6. every shared library the shipped binaries load comes from a package the
 #     Dockerfile's runtime stage installs (or the base image has), and the
 #     build stage's copied sources configure with CMake. (No Docker engine
@@ -453,6 +455,52 @@ jq -e '[.[] | select(.kind == "Certificate") | .spec.dnsNames[]?] == ["workloadm
     ["workloadmap/workloadmapd-webhook", "workloadmap/workloadmapd-webhook"])' "$work/webhook-cert-manager.json" >/dev/null ||
   fail "cert-manager: no Certificate for the webhook Service or no CA injection"
 echo "ok: the admission-webhook components build (self-signed and cert-manager, with the pods webhook), the self-signed one passes a server-side dry run with caBundles that verify its certificate"
+
+# --- 4f. The grpc-tls component -----------------------------------------------
+# Beside the webhook's (both mount a Secret: their volumes merge), then a
+# server-side dry run of all but cert-manager's kinds, which the testbed
+# does not serve, the cluster-scoped webhook configurations, and the
+# Namespace (this test's own, whose demo pods its Pod Security labels would
+# warn about).
+cat >"$work/kustomize-webhook/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+namespace: $ns
+nameSuffix: $suffix
+labels: [{pairs: {wm-deploy-test: $ns}}]
+resources: [../deploy-webhook/overlays/standalone]
+components: [../deploy-webhook/overlays/grpc-tls,
+             ../deploy-webhook/overlays/admission-webhook/cert-manager]
+EOF
+kubectl kustomize "$work/kustomize-webhook" >"$work/grpc-tls.yaml" ||
+  fail "kubectl kustomize with grpc-tls and admission-webhook/cert-manager"
+python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
+  <"$work/grpc-tls.yaml" >"$work/grpc-tls.json"
+jq -e '
+  (.[] | select(.kind == "Deployment") | .spec.template.spec |
+    (.containers[0].args | index("--tls-cert=/etc/workloadmap/grpc/tls.crt") != null and
+      index("--tls-key=/etc/workloadmap/grpc/tls.key") != null and
+      index("--tls-client-ca=/etc/workloadmap/grpc/ca.crt") != null and
+      index("--webhook-address=0.0.0.0:9443") != null) and
+    ([.containers[0].volumeMounts[] | .mountPath] | sort == ["/etc/workloadmap/grpc", "/etc/workloadmap/webhook"]) and
+    ([.volumes[] | .secret.secretName | sub("-deploy-test.*"; "")] | sort ==
+      ["workloadmapd-grpc-tls", "workloadmapd-webhook-tls"]) and
+    (.containers[0].readinessProbe | .grpc == null and .httpGet == {path: "/readyz", port: "metrics"} and
+      .failureThreshold == 2)) and
+  ([.[] | select(.kind == "Certificate" and (.spec.secretName | startswith("workloadmapd-grpc-tls"))) |
+    .spec.dnsNames] == [["workloadmapd.workloadmap.svc", "workloadmapd.workloadmap.svc.cluster.local"]])' \
+  "$work/grpc-tls.json" >/dev/null || fail "grpc-tls: not the TLS described in its comments"
+python3 -c 'import sys, yaml; yaml.safe_dump_all([d for d in yaml.safe_load_all(sys.stdin)
+  if d and not d["apiVersion"].startswith("cert-manager.io/")
+  and not d["kind"].endswith("WebhookConfiguration") and d["kind"] != "Namespace"], sys.stdout)' \
+  <"$work/grpc-tls.yaml" >"$work/grpc-tls.dry-run.yaml"
+if ! kubectl apply --server-side --dry-run=server --field-manager=deploy-test \
+  -f "$work/grpc-tls.dry-run.yaml" >"$work/grpc-tls.out" 2>"$work/grpc-tls.err"; then
+  cat "$work/grpc-tls.err" >&2
+  fail "server-side dry-run of grpc-tls"
+fi
+if grep -i 'warning' "$work/grpc-tls.err" >&2; then fail "grpc-tls: warnings from the apiserver"; fi
+echo "ok: the grpc-tls component builds beside the webhook's (both Secrets mounted, readiness over HTTP) and passes a server-side dry run"
 
 # --- 4f. The catalog-publisher component --------------------------------------
 retarget publisher overlays/standalone overlays/catalog-publisher | to_json >"$work/publisher.json"
