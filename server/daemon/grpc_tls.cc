@@ -1,5 +1,6 @@
 #include "server/daemon/grpc_tls.h"
 
+#include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -15,13 +16,17 @@
 namespace wm::daemon {
 namespace {
 
-// Whether `text` holds at least one PEM certificate.
+// Whether `text` holds at least one PEM certificate. A failed read leaves
+// nothing on the thread's OpenSSL error queue for a later reader to find.
 bool HasPemCertificate(const std::string& text) {
   BIO* bio = BIO_new_mem_buf(text.data(), static_cast<int>(text.size()));
   if (bio == nullptr) return false;
   X509* certificate = PEM_read_bio_X509(bio, nullptr, nullptr, nullptr);
   BIO_free(bio);
-  if (certificate == nullptr) return false;
+  if (certificate == nullptr) {
+    ERR_clear_error();
+    return false;
+  }
   X509_free(certificate);
   return true;
 }
