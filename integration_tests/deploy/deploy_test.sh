@@ -400,7 +400,12 @@ echo "ok: with the karta-operator ClusterRole the leader labels the Karta, write
 cp -r "$repo/deploy" "$work/deploy-webhook"
 "$work/deploy-webhook/overlays/admission-webhook/self-signed/make-certificate.sh" "$ns" >/dev/null
 mkdir -p "$work/kustomize-webhook"
-for variant in self-signed cert-manager; do
+# with_components OUT COMPONENT...: the copy's standalone overlay with the
+# copy's COMPONENTs (overlays/...), in this test's namespace, built into OUT.
+with_components() {
+  local out=$1 list
+  shift
+  list=$(printf '../deploy-webhook/overlays/%s, ' "$@")
   cat >"$work/kustomize-webhook/kustomization.yaml" <<EOF
 apiVersion: kustomize.config.k8s.io/v1beta1
 kind: Kustomization
@@ -408,10 +413,12 @@ namespace: $ns
 nameSuffix: $suffix
 labels: [{pairs: {wm-deploy-test: $ns}}]
 resources: [../deploy-webhook/overlays/standalone]
-components: [../deploy-webhook/overlays/admission-webhook/pods,
-             ../deploy-webhook/overlays/admission-webhook/$variant]
+components: [${list%, }]
 EOF
-  kubectl kustomize "$work/kustomize-webhook" >"$work/webhook-$variant.yaml" ||
+  kubectl kustomize "$work/kustomize-webhook" >"$out"
+}
+for variant in self-signed cert-manager; do
+  with_components "$work/webhook-$variant.yaml" admission-webhook/pods "admission-webhook/$variant" ||
     fail "kubectl kustomize with admission-webhook/$variant"
   # (Not to_json: the testbed serves no cert-manager kinds.)
   python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
@@ -462,17 +469,7 @@ echo "ok: the admission-webhook components build (self-signed and cert-manager, 
 # does not serve, the cluster-scoped webhook configurations, and the
 # Namespace (this test's own, whose demo pods its Pod Security labels would
 # warn about).
-cat >"$work/kustomize-webhook/kustomization.yaml" <<EOF
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-namespace: $ns
-nameSuffix: $suffix
-labels: [{pairs: {wm-deploy-test: $ns}}]
-resources: [../deploy-webhook/overlays/standalone]
-components: [../deploy-webhook/overlays/grpc-tls,
-             ../deploy-webhook/overlays/admission-webhook/cert-manager]
-EOF
-kubectl kustomize "$work/kustomize-webhook" >"$work/grpc-tls.yaml" ||
+with_components "$work/grpc-tls.yaml" grpc-tls admission-webhook/cert-manager ||
   fail "kubectl kustomize with grpc-tls and admission-webhook/cert-manager"
 python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
   <"$work/grpc-tls.yaml" >"$work/grpc-tls.json"
