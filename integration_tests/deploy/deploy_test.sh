@@ -74,22 +74,30 @@ start_sa_leader() {
   leader_pid=$!
   wait_ready "$log" "$leader_pid"
 }
-# retarget NAME RESOURCE [COMPONENT]: kustomize output of deploy/RESOURCE
-# (plus the component) moved into the test namespace, cluster-scoped names
-# suffixed and everything labelled for cleanup, so parallel runs and the
-# real deployment never meet.
+# retarget NAME RESOURCE [COMPONENT...]: kustomize output of deploy/RESOURCE
+# (plus the components; empty ones skipped) moved into the test namespace,
+# cluster-scoped names suffixed and everything labelled for cleanup, so
+# parallel runs and the real deployment never meet. deploy/ is the
+# repository's, or $deploy_root (a copy holding generated certificates).
 retarget() {
-  local dir="$work/kustomize-$1" rel
+  local dir="$work/kustomize-$1" resource=$2 rel c components=()
+  shift 2
+  for c in "$@"; do
+    if [[ -n $c ]]; then components+=("$c"); fi
+  done
   mkdir -p "$dir"
-  rel=$(realpath --relative-to="$dir" "$repo/deploy")
+  rel=$(realpath --relative-to="$dir" "${deploy_root:-$repo/deploy}")
   {
     echo "apiVersion: kustomize.config.k8s.io/v1beta1"
     echo "kind: Kustomization"
     echo "namespace: $ns"
     echo "nameSuffix: $suffix"
     echo "labels: [{pairs: {wm-deploy-test: $ns}}]"
-    echo "resources: [$rel/$2]"
-    if [[ -n "${3:-}" ]]; then echo "components: [$rel/$3]"; fi
+    echo "resources: [$rel/$resource]"
+    if ((${#components[@]})); then
+      c=$(printf "$rel/%s, " "${components[@]}")
+      echo "components: [${c%, }]"
+    fi
   } >"$dir/kustomization.yaml"
   kubectl kustomize "$dir"
 }
@@ -399,26 +407,9 @@ echo "ok: with the karta-operator ClusterRole the leader labels the Karta, write
 # server-side dry run. No RBAC: the apiserver calls the daemon.
 cp -r "$repo/deploy" "$work/deploy-webhook"
 "$work/deploy-webhook/overlays/admission-webhook/self-signed/make-certificate.sh" "$ns" >/dev/null
-mkdir -p "$work/kustomize-webhook"
-# with_components OUT COMPONENT...: the copy's standalone overlay with the
-# copy's COMPONENTs (overlays/...), in this test's namespace, built into OUT.
-with_components() {
-  local out=$1 list
-  shift
-  list=$(printf '../deploy-webhook/overlays/%s, ' "$@")
-  cat >"$work/kustomize-webhook/kustomization.yaml" <<EOF
-apiVersion: kustomize.config.k8s.io/v1beta1
-kind: Kustomization
-namespace: $ns
-nameSuffix: $suffix
-labels: [{pairs: {wm-deploy-test: $ns}}]
-resources: [../deploy-webhook/overlays/standalone]
-components: [${list%, }]
-EOF
-  kubectl kustomize "$work/kustomize-webhook" >"$out"
-}
 for variant in self-signed cert-manager; do
-  with_components "$work/webhook-$variant.yaml" admission-webhook/pods "admission-webhook/$variant" ||
+  deploy_root="$work/deploy-webhook" retarget "webhook-$variant" overlays/standalone \
+    overlays/admission-webhook/pods "overlays/admission-webhook/$variant" >"$work/webhook-$variant.yaml" ||
     fail "kubectl kustomize with admission-webhook/$variant"
   # (Not to_json: the testbed serves no cert-manager kinds.)
   python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
@@ -469,7 +460,8 @@ echo "ok: the admission-webhook components build (self-signed and cert-manager, 
 # does not serve, the cluster-scoped webhook configurations, and the
 # Namespace (this test's own, whose demo pods its Pod Security labels would
 # warn about).
-with_components "$work/grpc-tls.yaml" grpc-tls admission-webhook/cert-manager ||
+deploy_root="$work/deploy-webhook" retarget grpc-tls overlays/standalone overlays/grpc-tls \
+  overlays/admission-webhook/cert-manager >"$work/grpc-tls.yaml" ||
   fail "kubectl kustomize with grpc-tls and admission-webhook/cert-manager"
 python3 -c 'import json, sys, yaml; print(json.dumps([d for d in yaml.safe_load_all(sys.stdin) if d]))' \
   <"$work/grpc-tls.yaml" >"$work/grpc-tls.json"
