@@ -1,9 +1,11 @@
 #include "server/access/access_reviewer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "server/access/internal/post_review.h"
 #include "server/common/json_path.h"
@@ -14,29 +16,35 @@ namespace {
 
 constexpr char kSubjectAccessReviewPath[] = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
-// Length-prefixed, so that no two different requests share a key.
+// Length-prefixed (four bytes), so that no two different requests share a
+// key: no field can end early inside another.
 void AppendField(std::string& key, absl::string_view field) {
-  absl::StrAppend(&key, field.size(), ":", field, ";");
+  const uint32_t size = static_cast<uint32_t>(field.size());
+  key.append(reinterpret_cast<const char*>(&size), sizeof(size));
+  key.append(field.data(), field.size());
 }
 
 // The request itself (user names and attributes, no secret), not a digest of
-// it: built on every call, so it should cost little.
+// it: built on every call, so it should cost little (appends, no formatting).
 std::string CacheKey(const Identity& who, const ResourceAttributes& what) {
   std::string key;
   key.reserve(256);
+  auto append_count = [&key](size_t count) {
+    const uint32_t n = static_cast<uint32_t>(count);
+    key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+  };
   AppendField(key, who.user);
   AppendField(key, who.uid);
-  std::vector<const std::string*> groups;
-  groups.reserve(who.groups.size());
+  absl::InlinedVector<const std::string*, 4> groups;
   for (const std::string& group : who.groups) groups.push_back(&group);
   std::sort(groups.begin(), groups.end(),
             [](const std::string* a, const std::string* b) { return *a < *b; });
-  AppendField(key, absl::StrCat(groups.size()));
+  append_count(groups.size());
   for (const std::string* group : groups) AppendField(key, *group);
-  AppendField(key, absl::StrCat(who.extra.size()));
+  append_count(who.extra.size());
   for (const auto& [name, values] : who.extra) {
     AppendField(key, name);
-    AppendField(key, absl::StrCat(values.size()));
+    append_count(values.size());
     for (const std::string& value : values) AppendField(key, value);
   }
   for (const std::string* field :

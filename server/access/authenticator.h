@@ -52,9 +52,9 @@ class Authenticator {
 };
 
 // The token of an `authorization` header value "Bearer <token>" (the scheme
-// in any case, as RFC 6750 allows); InvalidArgument for any other form. The
-// error never contains the value.
-absl::StatusOr<std::string> ParseBearerToken(absl::string_view authorization);
+// in any case, as RFC 6750 allows), a view into `authorization`;
+// InvalidArgument for any other form. The error never contains the value.
+absl::StatusOr<absl::string_view> ParseBearerToken(absl::string_view authorization);
 
 }  // namespace wm::access
 

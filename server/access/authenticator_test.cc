@@ -96,7 +96,7 @@ TEST(ParseBearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
   EXPECT_EQ(ParseBearerToken(" BEARER abc ").value(), "abc");
   for (const char* bad : {"", "Bearer", "Bearer ", "Basic YWxpY2U6cGFzcw==", "Bearer a b",
                           "Bearer a\x01", "Token abc"}) {
-    absl::StatusOr<std::string> token = ParseBearerToken(bad);
+    absl::StatusOr<absl::string_view> token = ParseBearerToken(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(token.status())) << bad;
     EXPECT_THAT(token.status().message(), ::testing::Not(HasSubstr("YWxp"))) << bad;
   }

@@ -18,11 +18,11 @@ observability::HttpServer::Handler Daemon::Guarded(observability::HttpServer::Ha
     absl::StatusOr<access::SharedIdentity> identity =
         absl::UnauthenticatedError("no credentials: send \"Authorization: Bearer <token>\"");
     if (!request.authorization.empty()) {
-      absl::StatusOr<std::string> token = access::ParseBearerToken(request.authorization);
+      absl::StatusOr<absl::string_view> token = access::ParseBearerToken(request.authorization);
       if (!token.ok()) {
         identity = absl::UnauthenticatedError(token.status().message());
       } else {
-        credentials.bearer_token = *std::move(token);
+        credentials.bearer_token = std::string(*token);
         identity = authenticator_->Authenticate(credentials);
       }
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/common/yaml_json.h"
@@ -55,7 +56,7 @@ bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
     } else {
       auto entry = std::make_unique<Entry>(*std::move(validated));
       std::call_once(entry->compiled_once, [&] { entry->compiled = *compiled; });
-      entries_.push_back(std::move(entry));
+      Keep(std::move(entry));
       return true;
     }
   }
@@ -63,8 +64,15 @@ bool Registry::Add(ParsedDefinition parsed, bool compile_now) {
     rejected_.push_back({parsed.source, parsed.name, std::move(parsed.findings)});
     return false;
   }
-  entries_.push_back(std::make_unique<Entry>(*std::move(validated)));
+  Keep(std::make_unique<Entry>(*std::move(validated)));
   return true;
+}
+
+void Registry::Keep(std::unique_ptr<Entry> entry) {
+  if (const auto& kind = entry->definition()->root.kind) {
+    by_group_kind_[kind->group][kind->kind].push_back(entry.get());
+  }
+  entries_.push_back(std::move(entry));
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::Compiled(const Entry& e) const {
@@ -77,18 +85,22 @@ absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::Compiled(con
 }
 
 absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Registry::ForKind(const Gvk& gvk) const {
+  static const std::vector<const Entry*> kNone;
+  const std::vector<const Entry*>* same_kind = &kNone;
+  if (auto group = by_group_kind_.find(gvk.group); group != by_group_kind_.end()) {
+    if (auto kind = group->second.find(gvk.kind); kind != group->second.end()) {
+      same_kind = &kind->second;
+    }
+  }
   for (bool exact : {true, false}) {
-    std::vector<const Entry*> matches;
-    for (const auto& e : entries_) {
-      const auto& kind = e->definition()->root.kind;
-      if (!kind || kind->group != gvk.group || kind->kind != gvk.kind) continue;
-      if (exact != (kind->version == gvk.version)) continue;
-      matches.push_back(e.get());
+    absl::InlinedVector<const Entry*, 2> matches;
+    for (const Entry* e : *same_kind) {
+      if (exact == (e->definition()->root.kind->version == gvk.version)) matches.push_back(e);
     }
     if (matches.empty()) continue;
     Origin best = Origin::kCatalog;
     for (const Entry* m : matches) best = std::max(best, m->definition()->origin);
-    std::vector<const Entry*> winners;
+    absl::InlinedVector<const Entry*, 2> winners;
     for (const Entry* m : matches) {
       if (m->definition()->origin == best) winners.push_back(m);
     }

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "server/common/openapi_schema.h"
 #include "server/definitions/compiled_definition.h"
@@ -67,8 +68,15 @@ class Registry {
 
   absl::StatusOr<std::shared_ptr<const CompiledDefinition>> Compiled(const Entry& e) const;
 
+  // Takes `entry` into entries_ and the index by kind.
+  void Keep(std::unique_ptr<Entry> entry);
+
   expressions::Engine& engine_;
   std::vector<std::unique_ptr<Entry>> entries_;
+  // The entries of each root group and kind, any version: ForKind runs on
+  // every call by reference, and reads only these.
+  absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, std::vector<const Entry*>>>
+      by_group_kind_;
   std::vector<Rejected> rejected_;
 };
 

@@ -43,9 +43,10 @@ absl::StatusOr<access::CallerCredentials> ReadCallerCredentials(
     if (std::next(first) != last) {
       return absl::UnauthenticatedError("authorization metadata appears more than once");
     }
-    absl::StatusOr<std::string> token = access::ParseBearerToken(ToString(first->second));
+    absl::StatusOr<absl::string_view> token =
+        access::ParseBearerToken(absl::string_view(first->second.data(), first->second.size()));
     if (!token.ok()) return absl::UnauthenticatedError(token.status().message());
-    credentials.bearer_token = *std::move(token);
+    credentials.bearer_token = std::string(*token);
   }
   std::shared_ptr<const grpc::AuthContext> auth = context.auth_context();
   if (auth != nullptr && auth->IsPeerAuthenticated()) {

@@ -80,8 +80,9 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeGetGangInstructions(
   if (for_pod && ref.kind().empty() && ref.resource().empty()) ref.set_kind("Pod");
   auto target = FindTarget(index_, kind_names_, ref, for_pod ? "pod" : "workload");
   if (target.ok() && for_pod) target = TopOwnerOf(*target);
-  auto respond = [for_pod, ref, response](const WorkloadView& view) -> absl::Status {
-    const v1::ResolvedWorkload& resolved = *view.resolved;
+  auto respond = [for_pod, ref,
+                  response](const std::shared_ptr<const WorkloadView>& view) -> absl::Status {
+    const v1::ResolvedWorkload& resolved = *view->resolved;
     *response->mutable_gang() = resolved.gang();
     *response->mutable_top_owner() = resolved.ref();
     if (!for_pod) return absl::OkStatus();

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -60,41 +61,50 @@ absl::StatusOr<Gvk> KindNames::Resolve(const workloadmap::v1::ObjectRef& ref,
     return absl::InvalidArgumentError(absl::StrCat(field, ": kind or resource is required"));
   }
   // Candidates by kind, or by resource as kubectl takes it: the plural
-  // ("jobsets") or the singular in any case ("JobSet").
-  std::vector<size_t> candidates;
-  auto add = [&](const auto& index, const std::string& key) {
-    if (auto it = index.find(key); it != index.end()) {
-      candidates.insert(candidates.end(), it->second.begin(), it->second.end());
-    }
-  };
+  // ("jobsets") or the singular in any case ("JobSet"). A reference by kind,
+  // the common case, reads the index in place: this runs on every call.
+  static const std::vector<size_t> kNone;
+  std::vector<size_t> by_resource;
+  const std::vector<size_t>* candidates = &kNone;
   if (!ref.kind().empty()) {
-    add(by_kind_, ref.kind());
+    if (auto it = by_kind_.find(ref.kind()); it != by_kind_.end()) candidates = &it->second;
   } else {
+    auto add = [&](const std::string& key) {
+      if (auto it = by_resource_.find(key); it != by_resource_.end()) {
+        by_resource.insert(by_resource.end(), it->second.begin(), it->second.end());
+      }
+    };
     std::string singular = absl::AsciiStrToLower(ref.resource());
-    add(by_resource_, ref.resource());
-    if (singular != ref.resource()) add(by_resource_, singular);
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    add(ref.resource());
+    if (singular != ref.resource()) add(singular);
+    std::sort(by_resource.begin(), by_resource.end());
+    by_resource.erase(std::unique(by_resource.begin(), by_resource.end()), by_resource.end());
+    candidates = &by_resource;
   }
-  std::vector<const Kind*> matches;
-  for (size_t i : candidates) {
+  absl::InlinedVector<const Kind*, 2> matches;
+  bool several_groups = false;
+  for (size_t i : *candidates) {
     const Kind& k = kinds_[i];
     if (!ref.group().empty() && k.gvk.group != ref.group()) continue;
     if (!ref.version().empty() && k.gvk.version != ref.version()) continue;
+    several_groups =
+        several_groups || (!matches.empty() && matches.front()->gvk.group != k.gvk.group);
     matches.push_back(&k);
   }
-  std::string what = ref.kind().empty() ? "resource " + QuoteUserText(ref.resource())
-                                        : "kind " + QuoteUserText(ref.kind());
+  auto what = [&] {
+    return ref.kind().empty() ? "resource " + QuoteUserText(ref.resource())
+                              : "kind " + QuoteUserText(ref.kind());
+  };
   if (matches.empty()) {
     return absl::FailedPreconditionError(
-        absl::StrCat(field, ": no definition covers ", what,
+        absl::StrCat(field, ": no definition covers ", what(),
                      ref.group().empty() ? "" : " in group " + QuoteUserText(ref.group()),
                      " in cluster ", cluster_name_));
   }
-  std::set<std::string> groups;
-  for (const Kind* k : matches) groups.insert(k->gvk.group);
-  if (groups.size() > 1) {
-    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what, " is in groups ",
+  if (several_groups) {
+    std::set<std::string> groups;
+    for (const Kind* k : matches) groups.insert(k->gvk.group);
+    return absl::InvalidArgumentError(absl::StrCat(field, ": ", what(), " is in groups ",
                                                    absl::StrJoin(groups, ", "), "; set group"));
   }
   for (const Kind* k : matches) {

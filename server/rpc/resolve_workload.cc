@@ -25,7 +25,18 @@ using ::wm::index::TrimPods;
 using ::wm::index::WorkloadView;
 
 namespace {
+
 constexpr char kResolveWorkload[] = "ResolveWorkload";
+
+// `bytes`, held by `view`, as a slice that shares them instead of a copy:
+// the view stays alive until gRPC has sent them.
+grpc::Slice SliceOfView(const std::shared_ptr<const WorkloadView>& view, const std::string& bytes) {
+  auto* holder = new std::shared_ptr<const WorkloadView>(view);
+  return grpc::Slice(
+      const_cast<char*>(bytes.data()), bytes.size(),
+      [](void* held) { delete static_cast<std::shared_ptr<const WorkloadView>*>(held); }, holder);
+}
+
 }  // namespace
 
 grpc::ServerUnaryReactor* WorkloadMapService::ResolveWorkload(grpc::CallbackServerContext* context,
@@ -84,20 +95,21 @@ grpc::ServerUnaryReactor* WorkloadMapService::ServeResolveWorkload(
   }
   auto target = FindTarget(index_, kind_names_, request->ref(), "ref");
   if (target.ok() && request->top_owner()) target = TopOwnerOf(*target);
-  auto respond = [this, request, response_bytes](const WorkloadView& view) -> absl::Status {
+  auto respond = [this, request,
+                  response_bytes](const std::shared_ptr<const WorkloadView>& view) -> absl::Status {
     v1::ResolveWorkloadResponse response;
     // A view resolved on request was computed at the current revision.
-    response.set_revision(view.revision != 0 ? view.revision : index_.revision());
+    response.set_revision(view->revision != 0 ? view->revision : index_.revision());
     if (!request->include_pods()) {
       // The cached bytes, then the revision: fields of a message may come
       // in any order and concatenated serializations merge.
       std::string revision = response.SerializeAsString();
-      grpc::Slice slices[] = {grpc::Slice(view.resolve_response_without_pods),
+      grpc::Slice slices[] = {SliceOfView(view, view->resolve_response_without_pods),
                               grpc::Slice(revision)};
       *response_bytes = grpc::ByteBuffer(slices, 2);
       return absl::OkStatus();
     }
-    CopyTrimmed(*view.resolved, true, request->pod_limit(), response.mutable_workload());
+    CopyTrimmed(*view->resolved, true, request->pod_limit(), response.mutable_workload());
     return SerializeMessage(response, response_bytes);
   };
   if (!target.ok()) return RunHere(call, kResolveWorkload, [&] { return target.status(); });

@@ -214,17 +214,17 @@ grpc::ServerUnaryReactor* WorkloadMapService::RunHereOrOffload(const UnaryCall& 
 grpc::ServerUnaryReactor* WorkloadMapService::AnswerWithView(
     const UnaryCall& call, const char* method, ViewOrError published,
     std::function<ViewOrError()> resolve,
-    std::function<absl::Status(const WorkloadView&)> respond) {
+    std::function<absl::Status(const std::shared_ptr<const WorkloadView>&)> respond) {
   if (!published.ok() || *published) {
     return RunHere(call, method, [&]() -> absl::Status {
       if (!published.ok()) return published.status();
-      return respond(**published);
+      return respond(*published);
     });
   }
   return Offload(call, method, [resolve, respond]() -> absl::Status {
     ViewOrError view = resolve();
     if (!view.ok()) return view.status();
-    return respond(**view);
+    return respond(*view);
   });
 }
 

@@ -244,7 +244,7 @@ class WorkloadMapService final
   grpc::ServerUnaryReactor* AnswerWithView(
       const UnaryCall& call, const char* method, ViewOrError published,
       std::function<ViewOrError()> resolve,
-      std::function<absl::Status(const index::WorkloadView&)> respond);
+      std::function<absl::Status(const std::shared_ptr<const index::WorkloadView>&)> respond);
   // Runs `work` on the calling thread and finishes the call with its
   // status: for work that neither evaluates expressions nor calls the
   // apiserver (cached reads, argument checks).
