@@ -24,6 +24,7 @@
 #include "server/controllers/karta_controller.h"
 #include "server/controllers/pod_group_controller.h"
 #include "server/daemon/config.h"
+#include "server/daemon/rpc_metrics.h"
 #include "server/expressions/engine.h"
 #include "server/index/live_cluster.h"
 #include "server/index/snapshot_cluster.h"
@@ -193,8 +194,7 @@ class Daemon {
   // After server_: stopped (their threads joined) before it goes.
   std::vector<std::unique_ptr<rpc::UnixListener>> unix_listeners_;
   observability::Registry metrics_;
-  observability::CounterFamily* requests_ = nullptr;
-  observability::HistogramFamily* latency_ = nullptr;
+  std::unique_ptr<RpcMetrics> rpc_metrics_;
   observability::CounterFamily* authentications_ = nullptr;
   observability::CounterFamily* authorizations_ = nullptr;
   // Their OK series, [0] from the apiserver and [1] from a cache.

@@ -29,13 +29,6 @@ constexpr char kServiceName[] = "workloadmap.v1.WorkloadMap";
 // latency, 25 MB/s at 10 ms.
 constexpr int kRequestWindowBytes = 256 << 10;
 
-// "NOT_FOUND" for 5: gRPC's status codes are Abseil's, number for number.
-// Abseil names only 0 to 16; any other code is shown as its number.
-std::string CodeName(grpc::StatusCode code) {
-  std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
-  return name.empty() ? std::to_string(static_cast<int>(code)) : name;
-}
-
 }  // namespace
 
 void Daemon::StartAccessControl(rpc::WorkloadMapService::Options& options) {
@@ -95,7 +88,7 @@ void Daemon::OnAudit(const rpc::AuditEvent& event) {
     return;
   }
   const char* source = event.cached ? "cache" : "apiserver";
-  std::string code = CodeName(static_cast<grpc::StatusCode>(event.status.code()));
+  std::string code = StatusCodeName(event.status.code());
   if (event.kind == Kind::kAuthentication) authentications_->WithLabels({code, source}).Increment();
   if (event.kind == Kind::kAuthorization) authorizations_->WithLabels({code, source}).Increment();
   LogFields fields = {{"method", event.method}};
@@ -145,8 +138,7 @@ absl::Status Daemon::StartServer() {
   service_ = std::make_unique<rpc::WorkloadMapService>(
       *index_, *engine_, options,
       [this](const char* method, grpc::StatusCode code, absl::Duration latency) {
-        requests_->WithLabels({method, CodeName(code)}).Increment();
-        latency_->WithLabels({method}).Observe(absl::ToDoubleSeconds(latency));
+        rpc_metrics_->Observe(method, static_cast<absl::StatusCode>(code), latency);
       });
   grpc::ServerBuilder builder;
   std::vector<int> ports(config_.listen.size());

@@ -3,20 +3,36 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "google/protobuf/descriptor.h"
 #include "server/common/heap.h"
 #include "server/common/process_memory.h"
 #include "server/daemon/daemon.h"
 #include "server/daemon/log.h"
+#include "server/daemon/rpc_metrics.h"
+#include "workloadmap/v1/service.grpc.pb.h"
 
 namespace wm::daemon {
+namespace {
+
+// The unary methods of our service, named as its observer names them.
+std::vector<std::string> UnaryMethods() {
+  const google::protobuf::ServiceDescriptor* service =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          workloadmap::v1::WorkloadMap::service_full_name());
+  std::vector<std::string> methods;
+  for (int i = 0; service != nullptr && i < service->method_count(); ++i) {
+    const google::protobuf::MethodDescriptor* method = service->method(i);
+    if (!method->client_streaming() && !method->server_streaming()) {
+      methods.push_back(method->name());
+    }
+  }
+  return methods;
+}
+
+}  // namespace
 
 void Daemon::AddMetrics() {
-  requests_ =
-      metrics_.AddCounter("workloadmap_rpc_requests_total",
-                          "Finished unary RPCs by method and status code.", {"method", "code"});
-  latency_ = metrics_.AddHistogram("workloadmap_rpc_duration_seconds",
-                                   "Unary RPC latency by method, in seconds.", {"method"},
-                                   observability::LatencyBuckets());
+  rpc_metrics_ = std::make_unique<RpcMetrics>(metrics_, UnaryMethods());
   auto per_kind = [this](auto value) {
     return [this, value]() {
       std::vector<observability::Sample> samples;
