@@ -1,6 +1,8 @@
 #include "server/access/authenticator.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -21,6 +23,28 @@ SharedIdentity WithAuthenticatedGroup(SharedIdentity identity) {
   Identity with = *identity;
   with.groups.push_back(kAuthenticatedGroup);
   return std::make_shared<const Identity>(std::move(with));
+}
+
+// Whether every byte is printable ASCII but space (0x21 to 0x7e). A token
+// is ~1 KB and comes with every call: eight bytes are checked at once.
+bool AllVisibleAscii(absl::string_view text) {
+  // Bit 7 of each byte of `x - 0x21..21` and `x + (0x7f - 0x7e)..` finds the
+  // bytes below 0x21 and above 0x7e ("Bit Twiddling Hacks": hasless and
+  // hasmore); exact for the question whether any byte is outside.
+  constexpr uint64_t kOnes = 0x0101010101010101, kHighs = 0x8080808080808080;
+  size_t i = 0;
+  for (; i + 8 <= text.size(); i += 8) {
+    uint64_t x;
+    std::memcpy(&x, text.data() + i, 8);
+    const uint64_t below = (x - kOnes * 0x21) & ~x & kHighs;
+    const uint64_t above = ((x + kOnes * (127 - 0x7e)) | x) & kHighs;
+    if ((below | above) != 0) return false;
+  }
+  for (; i < text.size(); ++i) {
+    const unsigned char u = static_cast<unsigned char>(text[i]);
+    if (u <= 0x20 || u >= 0x7f) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -88,14 +112,7 @@ absl::StatusOr<absl::string_view> ParseBearerToken(absl::string_view authorizati
     return absl::InvalidArgumentError("authorization metadata: expected \"Bearer <token>\"");
   }
   absl::string_view token = absl::StripLeadingAsciiWhitespace(authorization.substr(kScheme.size()));
-  // Printable ASCII but space. A token is ~1 KB and comes with every call:
-  // the loop has no early exit, so the compiler checks many bytes at once.
-  bool unprintable = false;
-  for (char c : token) {
-    const unsigned char u = static_cast<unsigned char>(c);
-    unprintable |= (u <= 0x20) | (u >= 0x7f);
-  }
-  if (token.empty() || unprintable) {
+  if (token.empty() || !AllVisibleAscii(token)) {
     return absl::InvalidArgumentError(
         "authorization metadata: the bearer token is empty or holds spaces or control "
         "characters");

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/access/testing/review_server.h"
@@ -99,6 +100,27 @@ TEST(ParseBearerTokenTest, TakesTheTokenOfABearerHeaderOnly) {
     absl::StatusOr<absl::string_view> token = ParseBearerToken(bad);
     EXPECT_TRUE(absl::IsInvalidArgument(token.status())) << bad;
     EXPECT_THAT(token.status().message(), ::testing::Not(HasSubstr("YWxp"))) << bad;
+  }
+}
+
+// Long tokens are checked eight bytes at a time: every byte value, at every
+// position of a word and of the tail, decides alone.
+TEST(ParseBearerTokenTest, RefusesAnyInvisibleByteOfALongToken) {
+  const std::string visible(37, 'x');  // four words and a tail of five
+  for (int byte = 0; byte < 256; ++byte) {
+    const bool allowed = byte >= 0x21 && byte <= 0x7e;
+    for (size_t at = 0; at < visible.size(); ++at) {
+      std::string token = visible;
+      token[at] = static_cast<char>(byte);
+      absl::StatusOr<absl::string_view> parsed = ParseBearerToken("Bearer " + token);
+      const bool at_an_end = at == 0 || at == visible.size() - 1;
+      if (allowed || (at_an_end && absl::ascii_isspace(static_cast<unsigned char>(byte)))) {
+        // Spaces around the token are stripped, not part of it.
+        EXPECT_TRUE(parsed.ok()) << "byte " << byte << " at " << at;
+      } else {
+        EXPECT_TRUE(absl::IsInvalidArgument(parsed.status())) << "byte " << byte << " at " << at;
+      }
+    }
   }
 }
 

@@ -120,10 +120,7 @@ std::string LiveCluster::KindProblem(const Gvk& gvk) const {
   return "not watched (no definition needs it)";
 }
 
-std::string LiveCluster::Resource(const Gvk& gvk) const {
-  auto resource = cache_.ResourceFor(gvk);
-  return resource ? resource->plural : "";
-}
+std::string LiveCluster::Resource(const Gvk& gvk) const { return cache_.PluralFor(gvk); }
 
 absl::StatusOr<std::string> LiveCluster::Patch(const Gvk& gvk, const std::string& namespace_,
                                                const std::string& name, const Json& patch,

@@ -211,6 +211,12 @@ std::optional<ApiResource> ClusterCache::ResourceFor(const Gvk& gvk) const {
   return it->second.resource;
 }
 
+std::string ClusterCache::PluralFor(const Gvk& gvk) const {
+  std::unique_lock lock(mu_);
+  auto it = informers_.find(gvk);
+  return it == informers_.end() ? "" : it->second.resource.plural;
+}
+
 std::optional<ReflectorHealth> ClusterCache::HealthOf(const Gvk& gvk) const {
   std::unique_lock lock(mu_);
   auto it = informers_.find(gvk);

@@ -75,6 +75,9 @@ class ClusterCache : public ClusterView {
   std::vector<KindStatus> Status() const;
   // The served resource of a watched kind (for writes), if any.
   std::optional<ApiResource> ResourceFor(const Gvk& gvk) const;
+  // Its resource name ("jobsets"), empty when the kind is not watched: for
+  // per-call authorization, which needs that one string of the resource.
+  std::string PluralFor(const Gvk& gvk) const;
   // How a watched kind's informer is doing (syncing, synced, forbidden, ...),
   // if it has one.
   std::optional<ReflectorHealth> HealthOf(const Gvk& gvk) const;
