@@ -750,6 +750,10 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
         const Json& t = *target;
         Flow flow = Flow::kContinue;
         if (!t.is_structured()) {
+          // `[]?` over a scalar: the error StepResult would catch and drop,
+          // not built (`.status.conditions[]?` of an object without
+          // conditions, in most resolutions).
+          if (op.optional) return Flow::kContinue;
           flow = Fail("cannot iterate over: " + TypePreview(t));
         } else if (p != nullptr && p->kind == PathNode::Kind::kInvalid) {
           // gojq checks the path before looking at the elements: an empty
