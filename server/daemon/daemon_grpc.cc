@@ -15,6 +15,7 @@
 #include "grpcpp/resource_quota.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/common/status_code_name.h"
 #include "server/daemon/daemon.h"
 #include "server/daemon/grpc_tls.h"
 #include "server/daemon/log.h"

@@ -1,5 +1,7 @@
 #include "server/daemon/rpc_metrics.h"
 
+#include "server/common/status_code_name.h"
+
 namespace wm::daemon {
 
 RpcMetrics::RpcMetrics(observability::Registry& registry, absl::Span<const std::string> methods)
@@ -29,11 +31,6 @@ void RpcMetrics::Observe(absl::string_view method, absl::StatusCode code, absl::
     latency_->WithLabels({std::string(method)}).Observe(seconds);
   }
   requests_->WithLabels({std::string(method), StatusCodeName(code)}).Increment();
-}
-
-std::string StatusCodeName(absl::StatusCode code) {
-  std::string name = absl::StatusCodeToString(code);
-  return name.empty() ? std::to_string(static_cast<int>(code)) : name;
 }
 
 }  // namespace wm::daemon

@@ -47,10 +47,6 @@ class RpcMetrics {
   absl::flat_hash_map<std::string, MethodSeries> methods_;
 };
 
-// "NOT_FOUND" for 5: a status code's name as gRPC and Abseil spell it (their
-// codes agree, number for number). Codes without a name are their number.
-std::string StatusCodeName(absl::StatusCode code);
-
 }  // namespace wm::daemon
 
 #endif  // WM_SERVER_DAEMON_RPC_METRICS_H_

@@ -58,12 +58,6 @@ TEST(RpcMetricsTest, OtherMethodsAndCodesAreCountedToo) {
   EXPECT_THAT(text, HasSubstr("workloadmap_rpc_duration_seconds_count{method=\"Undeclared\"} 2\n"));
 }
 
-TEST(StatusCodeNameTest, NamesAsGrpcDoes) {
-  EXPECT_EQ(StatusCodeName(absl::StatusCode::kOk), "OK");
-  EXPECT_EQ(StatusCodeName(absl::StatusCode::kResourceExhausted), "RESOURCE_EXHAUSTED");
-  EXPECT_EQ(StatusCodeName(static_cast<absl::StatusCode>(17)), "17");
-}
-
 // Calls finish on many gRPC threads at once (run under TSan in CI).
 TEST(RpcMetricsTest, ConcurrentObserversLoseNoCall) {
   observability::Registry registry;

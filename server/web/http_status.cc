@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "server/common/json.h"
+#include "server/common/status_code_name.h"
 
 namespace wm::web {
 
@@ -39,9 +40,8 @@ int HttpStatusOf(grpc::StatusCode code) {
 
 std::string ErrorJson(grpc::StatusCode code, absl::string_view message) {
   // gRPC's codes are Abseil's, number for number.
-  std::string name = absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
   Json error = {{"code", HttpStatusOf(code)},
-                {"status", name.empty() ? std::to_string(static_cast<int>(code)) : name},
+                {"status", StatusCodeName(static_cast<absl::StatusCode>(code))},
                 {"message", std::string(message)}};
   // Replaced, not thrown on, should a message hold bytes that are not UTF-8.
   return Json{{"error", std::move(error)}}.dump(-1, ' ', false, Json::error_handler_t::replace);
