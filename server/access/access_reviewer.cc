@@ -16,11 +16,16 @@ namespace {
 
 constexpr char kSubjectAccessReviewPath[] = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
 
-// Length-prefixed (four bytes), so that no two different requests share a
-// key: no field can end early inside another.
+// A length or a count, in four bytes.
+void AppendCount(std::string& key, size_t count) {
+  const uint32_t n = static_cast<uint32_t>(count);
+  key.append(reinterpret_cast<const char*>(&n), sizeof(n));
+}
+
+// Length-prefixed, so that no two different requests share a key: no field
+// can end early inside another.
 void AppendField(std::string& key, absl::string_view field) {
-  const uint32_t size = static_cast<uint32_t>(field.size());
-  key.append(reinterpret_cast<const char*>(&size), sizeof(size));
+  AppendCount(key, field.size());
   key.append(field.data(), field.size());
 }
 
@@ -29,22 +34,18 @@ void AppendField(std::string& key, absl::string_view field) {
 std::string CacheKey(const Identity& who, const ResourceAttributes& what) {
   std::string key;
   key.reserve(256);
-  auto append_count = [&key](size_t count) {
-    const uint32_t n = static_cast<uint32_t>(count);
-    key.append(reinterpret_cast<const char*>(&n), sizeof(n));
-  };
   AppendField(key, who.user);
   AppendField(key, who.uid);
   absl::InlinedVector<const std::string*, 4> groups;
   for (const std::string& group : who.groups) groups.push_back(&group);
   std::sort(groups.begin(), groups.end(),
             [](const std::string* a, const std::string* b) { return *a < *b; });
-  append_count(groups.size());
+  AppendCount(key, groups.size());
   for (const std::string* group : groups) AppendField(key, *group);
-  append_count(who.extra.size());
+  AppendCount(key, who.extra.size());
   for (const auto& [name, values] : who.extra) {
     AppendField(key, name);
-    append_count(values.size());
+    AppendCount(key, values.size());
     for (const std::string& value : values) AppendField(key, value);
   }
   for (const std::string* field :
