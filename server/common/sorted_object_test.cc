@@ -72,6 +72,24 @@ TEST(SortedObjectTest, KeysOfTheSameLengthAreToldApart) {
   EXPECT_EQ(object.find("bb"), object.end());
 }
 
+// Keys up to 16 bytes are compared word by word, longer ones by memcmp:
+// at every length, a key that differs from a member in any one byte is not
+// that member.
+TEST(SortedObjectTest, KeysDifferingInAnyOneByteAreToldApartAtEveryLength) {
+  for (size_t n = 0; n <= 20; ++n) {
+    std::string key;
+    for (size_t i = 0; i < n; ++i) key += static_cast<char>('a' + i);
+    Object object;
+    object[key] = 1;
+    ASSERT_NE(object.find(key), object.end()) << "length " << n;
+    for (size_t i = 0; i < n; ++i) {
+      std::string other = key;
+      other[i] = 'Z';
+      EXPECT_EQ(object.find(other), object.end()) << "length " << n << ", byte " << i;
+    }
+  }
+}
+
 TEST(SortedObjectTest, EmplaceKeepsTheFirstValueAndAssignmentReplacesIt) {
   Object object;
   EXPECT_TRUE(object.emplace("a", 1).second);

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <compare>
+#include <cstdint>
 #include <cstring>
 #include <initializer_list>
 #include <memory>
@@ -256,6 +257,30 @@ class SortedObject {
     }
   }
 
+  // Whether the `n` bytes at `a` and `b` are equal. Most keys are short
+  // ("name", "spec", a label's name): up to 16 bytes they are compared as
+  // two overlapping words each, without a call to memcmp (which a lookup
+  // would otherwise make for every key of the wanted length).
+  static bool SameBytes(const char* a, const char* b, size_t n) {
+    if (n > 16) return std::memcmp(a, b, n) == 0;
+    if (n >= 8) {
+      return Word<uint64_t>(a) == Word<uint64_t>(b) &&
+             Word<uint64_t>(a + n - 8) == Word<uint64_t>(b + n - 8);
+    }
+    if (n >= 4) {
+      return Word<uint32_t>(a) == Word<uint32_t>(b) &&
+             Word<uint32_t>(a + n - 4) == Word<uint32_t>(b + n - 4);
+    }
+    // 0 to 3 bytes: the first, middle and last cover them all.
+    return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
+  }
+  template <class W>
+  static W Word(const char* p) {
+    W w;
+    std::memcpy(&w, p, sizeof(w));
+    return w;
+  }
+
   template <class K>
   size_t FindIndex(const K& key) const {
     const std::string_view wanted = KeyView(key);
@@ -263,7 +288,7 @@ class SortedObject {
     if (n <= kScanned) {
       for (size_t i = 0; i < n; ++i) {
         const Key& k = members_[i].first;
-        if (k.size() == wanted.size() && std::memcmp(k.data(), wanted.data(), wanted.size()) == 0) {
+        if (k.size() == wanted.size() && SameBytes(k.data(), wanted.data(), wanted.size())) {
           return i;
         }
       }
