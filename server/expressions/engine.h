@@ -59,13 +59,13 @@ class Session {
   // upstream's gojq), on more than max_outputs outputs, and when the budget
   // is exhausted. Outputs that are parts of the input or the program are
   // views (output.h): valid while the input and the program are.
-  virtual absl::StatusOr<std::vector<Output>> EvaluateViews(const Program& program, size_t index,
-                                                            InputId input) = 0;
+  virtual absl::StatusOr<Outputs> EvaluateViews(const Program& program, size_t index,
+                                                InputId input) = 0;
 
   // The same outputs, each a Json of its own: for callers that keep or
   // edit them.
   absl::StatusOr<std::vector<Json>> Evaluate(const Program& program, size_t index, InputId input) {
-    absl::StatusOr<std::vector<Output>> views = EvaluateViews(program, index, input);
+    absl::StatusOr<Outputs> views = EvaluateViews(program, index, input);
     if (!views.ok()) return views.status();
     std::vector<Json> outputs;
     outputs.reserve(views->size());

@@ -349,8 +349,8 @@ class JqSession : public Session {
     return static_cast<InputId>(inputs_.size() - 1);
   }
 
-  absl::StatusOr<std::vector<Output>> EvaluateViews(const Program& program, size_t index,
-                                                    InputId input) override {
+  absl::StatusOr<Outputs> EvaluateViews(const Program& program, size_t index,
+                                        InputId input) override {
     const auto& jq_program = static_cast<const JqProgram&>(program);
     if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
       return absl::InvalidArgumentError("unknown input");
@@ -399,7 +399,7 @@ class JqSession : public Session {
       Pool::Kill(worker_);
       return absl::InternalError(absl::StrCat("jq worker sent ", *count, " outputs"));
     }
-    std::vector<Output> outputs;
+    Outputs outputs;
     outputs.reserve(*count);
     size_t remaining = limits_.max_output_bytes;
     for (uint32_t i = 0; i < *count; ++i) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
@@ -105,8 +106,8 @@ class NativeSession : public Session {
   // The evaluator uses nlohmann's checked accessors only after checking
   // types; should one still throw (a defect), the evaluation fails rather
   // than the process.
-  absl::StatusOr<std::vector<Output>> EvaluateViews(const Program& program, size_t index,
-                                                    InputId input) override {
+  absl::StatusOr<Outputs> EvaluateViews(const Program& program, size_t index,
+                                        InputId input) override {
     try {
       return EvaluateUnguarded(program, index, input);
     } catch (const std::exception& e) {
@@ -115,29 +116,30 @@ class NativeSession : public Session {
   }
 
  private:
-  absl::StatusOr<std::vector<Output>> EvaluateUnguarded(const Program& program, size_t index,
-                                                        InputId input) {
+  absl::StatusOr<Outputs> EvaluateUnguarded(const Program& program, size_t index, InputId input) {
     if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
       return absl::InvalidArgumentError("unknown input");
     }
     if (index >= program.size()) return absl::InvalidArgumentError("unknown expression");
-    const auto* compiled = dynamic_cast<const NativeProgram*>(&program);
-    if (compiled == nullptr) {
+    // typeid, not dynamic_cast: the exact class is all there is to check,
+    // and this runs for every evaluation.
+    if (typeid(program) != typeid(NativeProgram)) {
       return absl::InvalidArgumentError("the program was not compiled by the native engine");
     }
+    const auto* compiled = static_cast<const NativeProgram*>(&program);
     const EvalLimits& limits = options_.limits;
     if (const auto& plan = compiled->plan(index)) {
-      if (std::optional<std::vector<Output>> outputs = Walk(*plan, *inputs_[input])) {
+      if (std::optional<Outputs> outputs = Walk(*plan, *inputs_[input])) {
         return *std::move(outputs);
       }
     }
     native::EvalBounds bounds;
-    const absl::Time budget_end = absl::Now() + limits.budget;
-    bounds.deadline = std::min(budget_end, run_.yield_at);
+    bounds.budget = limits.budget;
+    bounds.deadline = run_.yield_at;
     bounds.max_built_bytes = std::min(options_.max_built_bytes, run_.yield_above_built_bytes);
     bounds.max_stack_bytes = options_.max_stack_bytes * kStackScale;
     Interpreter interpreter(bounds);
-    std::vector<Output> outputs;
+    Outputs outputs;
     size_t output_bytes = 0;
     absl::Status limit;
     Flow flow = interpreter.Run(
@@ -163,7 +165,7 @@ class NativeSession : public Session {
       std::string message = interpreter.ErrorMessage();
       if (!interpreter.error_is_bound()) return absl::InvalidArgumentError(message);
       const Interpreter::Bound bound = interpreter.error_bound();
-      if ((bound == Interpreter::Bound::kTime && run_.yield_at < budget_end) ||
+      if ((bound == Interpreter::Bound::kTime && run_.yield_at < interpreter.budget_end()) ||
           (bound == Interpreter::Bound::kMemory &&
            run_.yield_above_built_bytes < options_.max_built_bytes)) {
         yielded_ = true;
@@ -181,14 +183,14 @@ class NativeSession : public Session {
   // The outputs of a plain walk (path_plan.h), or nullopt when the
   // interpreter must decide: the walk met something unusual, or the
   // outputs pass a bound (the interpreter then words the error).
-  std::optional<std::vector<Output>> Walk(const native::PathPlan& plan, const Json& input) {
+  std::optional<Outputs> Walk(const native::PathPlan& plan, const Json& input) {
     views_.clear();
     const EvalLimits& limits = options_.limits;
     if (!plan.Walk(input, static_cast<size_t>(limits.max_outputs), views_)) return std::nullopt;
     size_t bytes = 0;
     for (const Json* view : views_) bytes += native::ApproximateBytes(*view);
     if (bytes > limits.max_output_bytes) return std::nullopt;
-    std::vector<Output> outputs;
+    Outputs outputs;
     outputs.reserve(views_.size());
     for (const Json* view : views_) outputs.push_back(Output::View(*view));
     return outputs;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "absl/container/inlined_vector.h"
 #include "server/common/json.h"
 
 namespace wm::expressions {
@@ -59,6 +60,11 @@ class Output {
   std::shared_ptr<const Json> owner_;
   Json value_;
 };
+
+// The outputs of one evaluation. Most of a definition's expressions have
+// exactly one (a scale, a status matcher, a pod's label): that one is held
+// in place rather than in an allocation of its own.
+using Outputs = absl::InlinedVector<Output, 1>;
 
 }  // namespace wm::expressions
 

@@ -18,8 +18,8 @@ std::string KeyString(const Json& value) {
   return value.dump();
 }
 
-absl::StatusOr<std::vector<expressions::Output>> Evaluation::Views(
-    definitions::ExprIndex index, expressions::Session::InputId input) {
+absl::StatusOr<expressions::Outputs> Evaluation::Views(definitions::ExprIndex index,
+                                                       expressions::Session::InputId input) {
   auto result = session_.EvaluateViews(*def_.program, static_cast<size_t>(index), input);
   if (!result.ok()) {
     return FieldError(result.status().code(), def_.field_paths[index], result.status().message());

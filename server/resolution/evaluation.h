@@ -26,8 +26,8 @@ class Evaluation {
 
   // All outputs of expression `index`, as views where they are parts of
   // the input (expressions::Output); the error names the field.
-  absl::StatusOr<std::vector<expressions::Output>> Views(definitions::ExprIndex index,
-                                                         expressions::Session::InputId input);
+  absl::StatusOr<expressions::Outputs> Views(definitions::ExprIndex index,
+                                             expressions::Session::InputId input);
 
   // The same outputs, each a Json of its own (for callers that edit them).
   absl::StatusOr<std::vector<Json>> All(definitions::ExprIndex index,

@@ -189,7 +189,12 @@ Flow Interpreter::FailStack() {
 
 bool Interpreter::ReadClock() {
   next_clock_read_ = steps_ + kStepsPerClockRead;
-  if (absl::Now() <= bounds_.deadline) return true;
+  const absl::Time now = absl::Now();
+  if (!clock_read_) {
+    clock_read_ = true;
+    budget_end_ = now + bounds_.budget;
+  }
+  if (now <= std::min(budget_end_, bounds_.deadline)) return true;
   FailBound(Bound::kTime, "expression exceeded its time budget");
   return false;
 }
@@ -276,6 +281,21 @@ Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
     return Flow::kContinue;
   }
   return Fail(IndexError(t, k));
+}
+
+Flow Interpreter::FieldOf(const Value& target, const Json& key, Value& out) {
+  const Json& t = *target;
+  if (const auto* name = key.get_ptr<const std::string*>(); name != nullptr) {
+    if (t.is_object()) {
+      out.AssignMember(target, FindMember(t, *name));
+      return Flow::kContinue;
+    }
+    if (t.is_null()) {
+      out.AssignMember(target, nullptr);
+      return Flow::kContinue;
+    }
+  }
+  return IndexOf(target, Value::Borrowed(key), out);
 }
 
 Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out) {
@@ -509,13 +529,11 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
       Value target;
       if (key_op.kind == OpKind::kConstant) {
         // `.name`: the most common step of all, on the input itself.
-        if (op.child(0)->kind == OpKind::kIdentity) {
-          return IndexOf(input, Value::Borrowed(key_op.constant), out);
-        }
+        if (op.child(0)->kind == OpKind::kIdentity) return FieldOf(input, key_op.constant, out);
         if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
           return flow;
         }
-        return IndexOf(target, Value::Borrowed(key_op.constant), out);
+        return FieldOf(target, key_op.constant, out);
       }
       Value key;
       if (Flow flow = EvalOne(key_op, env, input, key); flow != Flow::kContinue) return flow;

@@ -51,6 +51,12 @@
 namespace wm::expressions::native {
 
 struct EvalBounds {
+  // The evaluation's own time. It runs from its first read of the clock,
+  // after kStepsPerClockRead steps (microseconds of work): most evaluations
+  // end sooner and never read the clock, a read that would cost more than
+  // many of them.
+  absl::Duration budget = absl::InfiniteDuration();
+  // An end in absolute time besides the budget (a yield point).
   absl::Time deadline = absl::InfiniteFuture();
   // Bytes of this thread's stack the evaluation may use. Threads that run
   // evaluations have at least the default 8 MiB stack.
@@ -165,6 +171,9 @@ class Interpreter {
   enum class Bound : uint8_t { kNone, kTime, kMemory, kStack };
   Bound error_bound() const { return error_bound_; }
   bool error_is_bound() const { return error_bound_ != Bound::kNone; }
+  // When the budget (EvalBounds::budget) ends; the infinite future until the
+  // clock is first read.
+  absl::Time budget_end() const { return budget_end_; }
   void ClearError();
 
   // The frame a pending kBreak unwinds to.
@@ -212,6 +221,9 @@ class Interpreter {
   Flow One(const Op& op, const Frame* env, const Value& input, Value& out);
   // `t[k]` and `l op r` as values, shared by both lanes.
   Flow IndexOf(const Value& target, const Value& key, Value& out);
+  // IndexOf for a key the program spells out (`.name`, `.["a-b"]`, `.[0]`):
+  // a member of an object, or null's null, without IndexOf's dispatch.
+  Flow FieldOf(const Value& target, const Json& key, Value& out);
   Flow BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out);
   // `l op r` for op one of kAdd, kSubtract, kMultiply, kDivide, kModulo:
   // the binary operators' and the arithmetic updates' (`+=` ...) one
@@ -238,9 +250,11 @@ class Interpreter {
   // expression would keep up to max_stack_bytes of them.
   uintptr_t deepest_ = 0;
   uint64_t steps_ = 0;
-  // steps_ at which the clock is read next; the deadline was set from the
-  // clock just before the evaluation began.
+  // steps_ at which the clock is read next; the first read starts the
+  // budget.
   uint64_t next_clock_read_ = kStepsPerClockRead;
+  bool clock_read_ = false;
+  absl::Time budget_end_ = absl::InfiniteFuture();
   size_t built_bytes_ = 0;
   Value error_value_;
   bool error_is_value_ = false;

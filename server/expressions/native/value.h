@@ -19,6 +19,17 @@
 
 namespace wm::expressions::native {
 
+namespace internal {
+// null, true and false, which every Value of them views. Namespace-scope
+// constants rather than function-local statics: a Value is made for almost
+// every step of an evaluation, and a function-local static costs a guard
+// check each time. No Value is made during static initialization, so these
+// are initialized before any Value views them.
+inline const Json kNull(nullptr);
+inline const Json kTrue(true);
+inline const Json kFalse(false);
+}  // namespace internal
+
 class Value {
  public:
   // null.
@@ -63,6 +74,18 @@ class Value {
   // A view of `member`, a part of this value (an element, a field), that
   // keeps this value's allocation alive. REQUIRES: `member` is inside *this.
   Value Member(const Json& member) const { return Value(&member, owner_); }
+
+  // *this = `member` of `parent` (parent.Member(*member)), or null when
+  // `member` is null; without a temporary Value. REQUIRES: as Member's.
+  void AssignMember(const Value& parent, const Json* member) {
+    if (member == nullptr) {
+      json_ = &NullJson();
+      owner_.reset();
+      return;
+    }
+    json_ = member;
+    owner_ = parent.owner_;
+  }
 
   const Json& json() const { return *json_; }
   // The computed document this value lies in, or null for a borrowed or an
@@ -120,18 +143,9 @@ class Value {
     }
   }
 
-  static const Json& NullJson() {
-    static const Json* const kNull = new Json(nullptr);
-    return *kNull;
-  }
-  static const Json& TrueJson() {
-    static const Json* const kTrue = new Json(true);
-    return *kTrue;
-  }
-  static const Json& FalseJson() {
-    static const Json* const kFalse = new Json(false);
-    return *kFalse;
-  }
+  static const Json& NullJson() { return internal::kNull; }
+  static const Json& TrueJson() { return internal::kTrue; }
+  static const Json& FalseJson() { return internal::kFalse; }
 
   const Json* json_;
   std::shared_ptr<const Json> owner_;
