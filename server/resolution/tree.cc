@@ -8,6 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "server/resolution/field_error.h"
 
 namespace wm::resolution {
@@ -27,11 +29,12 @@ absl::Status Negative(const Json& value) {
 // list; fails when that length differs from the count of instance ids, and
 // names the definition fields that disagree. Returns one row per
 // expression; all rows have `ids` entries, or none when no expression is
-// present ("no data").
-absl::StatusOr<std::vector<std::vector<expressions::Output>>> ZipByIndex(
-    Evaluation& eval, Session::InputId root, const std::vector<ExprIndex>& exprs, size_t ids,
-    ExprIndex ids_expr, const std::string& what) {
-  std::vector<std::vector<expressions::Output>> rows(exprs.size());
+// present ("no data"). The error names the `part` ("spec", "scale") of
+// `component`.
+absl::StatusOr<std::vector<expressions::Outputs>> ZipByIndex(
+    Evaluation& eval, Session::InputId root, absl::Span<const ExprIndex> exprs, size_t ids,
+    ExprIndex ids_expr, absl::string_view component, absl::string_view part) {
+  std::vector<expressions::Outputs> rows(exprs.size());
   size_t longest = 0;
   ExprIndex longest_expr = kNone;
   bool any = false;
@@ -44,15 +47,15 @@ absl::StatusOr<std::vector<std::vector<expressions::Output>>> ZipByIndex(
     if (longest_expr == kNone || rows[i].size() > longest) longest_expr = exprs[i];
     longest = std::max(longest, rows[i].size());
   }
-  if (!any) return std::vector<std::vector<expressions::Output>>{};
+  if (!any) return std::vector<expressions::Outputs>{};
   if (longest != ids) {
     const auto& fields = eval.def().field_paths;
     std::string ids_field = ids_expr == kNone ? "(single instance)" : fields[ids_expr];
-    return WithFieldPath(
-        absl::InvalidArgumentError(absl::StrCat(
-            what, ": instance ids count (", ids, ") does not match results count (", longest,
-            "): ", ids_field, " yields ", ids, ", ", fields[longest_expr], " yields ", longest)),
-        fields[longest_expr]);
+    return WithFieldPath(absl::InvalidArgumentError(absl::StrCat(
+                             "component ", component, " ", part, ": instance ids count (", ids,
+                             ") does not match results count (", longest, "): ", ids_field,
+                             " yields ", ids, ", ", fields[longest_expr], " yields ", longest)),
+                         fields[longest_expr]);
   }
   for (auto& row : rows) row.resize(ids);  // pads with null
   return rows;
@@ -86,12 +89,11 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
   const size_t n = node.raw_ids.size();
   std::vector<InstanceNode> raw(n);
   for (size_t i = 0; i < n; ++i) raw[i].id = node.raw_ids[i];
-  std::string where = absl::StrCat("component ", def.name);
 
   // Pod template / pod spec (+ metadata).
   auto specs =
       ZipByIndex(eval, root, {compiled.pod_template_spec, compiled.pod_spec, compiled.metadata}, n,
-                 compiled.instance_ids, where + " spec");
+                 compiled.instance_ids, def.name, "spec");
   if (!specs.ok()) return specs.status();
   if (!specs->empty()) {
     for (size_t i = 0; i < n; ++i) {
@@ -101,9 +103,9 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
     }
   }
   // Fragmented pod spec.
-  std::vector<ExprIndex> frag(compiled.fragmented.begin(), compiled.fragmented.end());
+  absl::Span<const ExprIndex> frag(compiled.fragmented);
   auto fragments =
-      ZipByIndex(eval, root, frag, n, compiled.instance_ids, where + " fragmented spec");
+      ZipByIndex(eval, root, frag, n, compiled.instance_ids, def.name, "fragmented spec");
   if (!fragments.ok()) return fragments.status();
   if (!fragments->empty()) {
     for (size_t i = 0; i < n; ++i) {
@@ -118,7 +120,7 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
   // Scale.
   auto scales =
       ZipByIndex(eval, root, {compiled.replicas, compiled.min_replicas, compiled.max_replicas}, n,
-                 compiled.instance_ids, where + " scale");
+                 compiled.instance_ids, def.name, "scale");
   if (!scales.ok()) return scales.status();
   if (!scales->empty()) {
     for (size_t i = 0; i < n; ++i) {
