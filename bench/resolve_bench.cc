@@ -260,8 +260,9 @@ void BM_EvaluateOneExpression(benchmark::State& state) {
 
 // Each expression of our JobSet definition over the seed JobSet, natively:
 // where a seed resolution's evaluation time goes, expression by expression
-// (the label names the definition field). Pod selector expressions run on
-// the JobSet here, not on a pod; they are there for their cost alone.
+// (the label names the definition field); the definition has 15. Pod
+// selector expressions run on the JobSet here, not on a pod; they are
+// there for their cost alone.
 void BM_EvaluateJobSetExpression(benchmark::State& state) {
   const Workload& w = SeedJobSet();
   const definitions::CompiledDefinition& def = *w.def.by_engine[kNative];
@@ -329,7 +330,7 @@ BENCHMARK(BM_EvaluateOneExpression)
     ->Threads(2)
     ->UseRealTime()
     ->Unit(benchmark::kNanosecond);
-BENCHMARK(BM_EvaluateJobSetExpression)->DenseRange(0, 15)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_EvaluateJobSetExpression)->DenseRange(0, 14)->Unit(benchmark::kNanosecond);
 BENCHMARK(BM_CompileCatalog)->Unit(benchmark::kMillisecond);
 
 }  // namespace
