@@ -229,21 +229,21 @@ Flow Interpreter::EvalValue(const Op& op, const Frame* env, const Value& input,
 Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
   const Json& t = *target;
   const Json& k = *key;
+  // An object's member by name first: the commonest step of all.
+  if (const auto* name = k.get_ptr<const std::string*>(); name != nullptr && t.is_object()) {
+    out.AssignMember(target, FindMember(t, *name));
+    return Flow::kContinue;
+  }
   // gojq: null indexed by any string, number, array or object (a slice or
   // not) is null.
   if (t.is_null() && (k.is_string() || k.is_number() || k.is_array() || k.is_object())) {
-    out = Value();
-    return Flow::kContinue;
-  }
-  if (k.is_string() && t.is_object()) {
-    const Json* member = FindMember(t, k.get_ref<const std::string&>());
-    out = member == nullptr ? Value() : target.Member(*member);
+    out.AssignMember(target, nullptr);
     return Flow::kContinue;
   }
   if (k.is_number() && t.is_array()) {
     int64_t i = ClampIndex(ToInt(k), -1, static_cast<int64_t>(t.size()));
     bool inside = i >= 0 && i < static_cast<int64_t>(t.size());
-    out = inside ? target.Member(t[i]) : Value();
+    out.AssignMember(target, inside ? &t[i] : nullptr);
     return Flow::kContinue;
   }
   if (k.is_number() && t.is_string()) {
@@ -281,21 +281,6 @@ Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
     return Flow::kContinue;
   }
   return Fail(IndexError(t, k));
-}
-
-Flow Interpreter::FieldOf(const Value& target, const Json& key, Value& out) {
-  const Json& t = *target;
-  if (const auto* name = key.get_ptr<const std::string*>(); name != nullptr) {
-    if (t.is_object()) {
-      out.AssignMember(target, FindMember(t, *name));
-      return Flow::kContinue;
-    }
-    if (t.is_null()) {
-      out.AssignMember(target, nullptr);
-      return Flow::kContinue;
-    }
-  }
-  return IndexOf(target, Value::Borrowed(key), out);
 }
 
 Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out) {
@@ -529,11 +514,13 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
       Value target;
       if (key_op.kind == OpKind::kConstant) {
         // `.name`: the most common step of all, on the input itself.
-        if (op.child(0)->kind == OpKind::kIdentity) return FieldOf(input, key_op.constant, out);
+        if (op.child(0)->kind == OpKind::kIdentity) {
+          return IndexOf(input, Value::Borrowed(key_op.constant), out);
+        }
         if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
           return flow;
         }
-        return FieldOf(target, key_op.constant, out);
+        return IndexOf(target, Value::Borrowed(key_op.constant), out);
       }
       Value key;
       if (Flow flow = EvalOne(key_op, env, input, key); flow != Flow::kContinue) return flow;

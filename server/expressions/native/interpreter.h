@@ -221,9 +221,6 @@ class Interpreter {
   Flow One(const Op& op, const Frame* env, const Value& input, Value& out);
   // `t[k]` and `l op r` as values, shared by both lanes.
   Flow IndexOf(const Value& target, const Value& key, Value& out);
-  // IndexOf for a key the program spells out (`.name`, `.["a-b"]`, `.[0]`):
-  // a member of an object, or null's null, without IndexOf's dispatch.
-  Flow FieldOf(const Value& target, const Json& key, Value& out);
   Flow BinaryOf(NodeKind binary, const Value& l, const Value& r, Value& out);
   // `l op r` for op one of kAdd, kSubtract, kMultiply, kDivide, kModulo:
   // the binary operators' and the arithmetic updates' (`+=` ...) one
