@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/common/json_path.h"
+#include "server/resolution/proto_strings.h"
 
 namespace wm::resolution {
 namespace {
@@ -31,12 +32,15 @@ std::string Entry(const Json* entries, absl::string_view key) {
   return entries != nullptr ? FindString(*entries, {key}) : "";
 }
 
+// REQUIRES: `out` is new.
 void SetTopology(const std::optional<definitions::Topology>& t,
                  workloadmap::v1::TopologyConstraint* out) {
   if (!t) return;
-  out->set_topology(t->topology_name);
-  out->set_required_topology_level(t->required_topology_level);
-  out->set_preferred_topology_level(t->preferred_topology_level);
+  using workloadmap::v1::TopologyConstraint;
+  SetString(*out, &TopologyConstraint::mutable_topology, t->topology_name);
+  SetString(*out, &TopologyConstraint::mutable_required_topology_level, t->required_topology_level);
+  SetString(*out, &TopologyConstraint::mutable_preferred_topology_level,
+            t->preferred_topology_level);
 }
 
 // What KAI's default grouper, on which its Workload Map grouper builds,
@@ -277,10 +281,12 @@ absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
 }
 
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root) {
-  WorkloadGang workload{.hints = ReadOwnerHints(root), .top_owner_uid = TopOwnerUid(root)};
-  if (eval.def().definition->gang.pod_group) {
-    workload.group = PodGroupWithHints(eval, tree, root, workload.hints);
-  }
+  WorkloadGang workload;
+  workload.hints = ReadOwnerHints(root);
+  workload.top_owner_uid = TopOwnerUid(root);
+  workload.group = eval.def().definition->gang.pod_group
+                       ? PodGroupWithHints(eval, tree, root, workload.hints)
+                       : absl::NotFoundError("the definition has no podGroup form");
   return workload;
 }
 

@@ -61,9 +61,10 @@ struct WorkloadGang {
   OwnerHints hints;
   // The top owner's UID, which names its groups ("<uid>" when it has none).
   std::string top_owner_uid;
-  // WorkloadPodGroup's answer for a definition with the podGroup form.
-  absl::StatusOr<workloadmap::v1::PodGroup> group =
-      absl::NotFoundError("the definition has no podGroup form");
+  // WorkloadPodGroup's answer for a definition with the podGroup form,
+  // else NotFound. Set by ReadWorkloadGang: no default error here, whose
+  // message would cost an allocation for every resolution.
+  absl::StatusOr<workloadmap::v1::PodGroup> group;
 };
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root);
 

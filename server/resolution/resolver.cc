@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <map>
 #include <optional>
-#include <set>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/strings/str_cat.h"
+#include "absl/types/span.h"
 #include "server/common/json_path.h"
 #include "server/resolution/evaluation.h"
 #include "server/resolution/field_error.h"
 #include "server/resolution/gang.h"
 #include "server/resolution/pods.h"
+#include "server/resolution/proto_strings.h"
 #include "server/resolution/resources.h"
 #include "server/resolution/status.h"
 #include "server/resolution/tree.h"
@@ -22,6 +24,21 @@ using definitions::CompiledDefinition;
 using definitions::kNone;
 using expressions::Session;
 namespace v1 = ::workloadmap::v1;
+
+// Node names gathered as views of the pods' own trees (which outlive the
+// resolution) and written to `out` once each, sorted: a name is copied
+// once, into the answer.
+using NodeNames = absl::InlinedVector<absl::string_view, 8>;
+
+void AddSorted(NodeNames& names, google::protobuf::RepeatedPtrField<std::string>& out) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  for (absl::string_view n : names) out.Add()->assign(n.data(), n.size());
+}
+
+// Pod indices (into Resolution::pods_): an instance has a few pods, which
+// an inline list holds without an allocation of its own.
+using PodList = absl::InlinedVector<int, 4>;
 
 // Pods of the workload with what attribution learned about them.
 struct PodEntry {
@@ -49,7 +66,7 @@ class Resolution {
     // Pods are placed and their gang read a slice at a time. Both read each
     // pod's tree (its labels, mostly); for a large job the trees do not all
     // fit the cache, a slice's do, so the second reading finds them there.
-    std::vector<int> slice;
+    absl::InlinedVector<int, kPodsPerSlice> slice;
     for (size_t first = 0; first < pods_.size(); first += kPodsPerSlice) {
       slice.clear();
       for (size_t p = first; p < std::min(pods_.size(), first + kPodsPerSlice); ++p) {
@@ -64,13 +81,11 @@ class Resolution {
     BuildComponent(tree_, total, "", *out_.mutable_root());
     if (!arithmetic_.ok()) return arithmetic_;
     ExportResources(total, out_.mutable_resources());
-    // Views of the pods' own node names (they outlive the resolution), in
-    // order: a name is copied once, into the answer.
-    std::set<absl::string_view> nodes;
+    NodeNames nodes;
     for (const auto& p : pods_) {
-      if (!p.facts.node.empty()) nodes.insert(p.facts.node);
+      if (!p.facts.node.empty()) nodes.push_back(p.facts.node);
     }
-    for (absl::string_view n : nodes) out_.add_nodes(n.data(), n.size());
+    AddSorted(nodes, *out_.mutable_nodes());
     if (gang_) FinishGang();
     return absl::OkStatus();
   }
@@ -78,17 +93,23 @@ class Resolution {
  private:
   void SetRef(const Json& object) {
     v1::ObjectRef* ref = out_.mutable_ref();
-    ref->set_cluster(options_.cluster);
-    std::string api_version = FindString(object, {"apiVersion"});
+    SetString(*ref, &v1::ObjectRef::mutable_cluster, options_.cluster);
+    absl::string_view api_version = FindStringView(object, {"apiVersion"});
     size_t slash = api_version.find('/');
-    ref->set_group(slash == std::string::npos ? "" : api_version.substr(0, slash));
-    ref->set_version(slash == std::string::npos ? api_version : api_version.substr(slash + 1));
-    ref->set_kind(FindString(object, {"kind"}));
-    ref->set_namespace_(FindString(object, {"metadata", "namespace"}));
-    ref->set_name(FindString(object, {"metadata", "name"}));
-    ref->set_uid(FindString(object, {"metadata", "uid"}));
-    out_.set_resource_version(FindString(object, {"metadata", "resourceVersion"}));
-    out_.set_creation_timestamp(FindString(object, {"metadata", "creationTimestamp"}));
+    if (slash != absl::string_view::npos) {
+      SetString(*ref, &v1::ObjectRef::mutable_group, api_version.substr(0, slash));
+    }
+    SetString(*ref, &v1::ObjectRef::mutable_version,
+              slash == absl::string_view::npos ? api_version : api_version.substr(slash + 1));
+    SetString(*ref, &v1::ObjectRef::mutable_kind, FindStringView(object, {"kind"}));
+    SetString(*ref, &v1::ObjectRef::mutable_namespace_,
+              FindStringView(object, {"metadata", "namespace"}));
+    SetString(*ref, &v1::ObjectRef::mutable_name, FindStringView(object, {"metadata", "name"}));
+    SetString(*ref, &v1::ObjectRef::mutable_uid, FindStringView(object, {"metadata", "uid"}));
+    SetString(out_, &v1::ResolvedWorkload::mutable_resource_version,
+              FindStringView(object, {"metadata", "resourceVersion"}));
+    SetString(out_, &v1::ResolvedWorkload::mutable_creation_timestamp,
+              FindStringView(object, {"metadata", "creationTimestamp"}));
     out_.mutable_definition()->set_name(def_.definition->name);
     out_.mutable_definition()->set_origin(definitions::OriginName(def_.definition->origin));
   }
@@ -99,10 +120,10 @@ class Resolution {
     s->set_phase(status.phase);
     for (const auto& c : status.conditions) {
       auto* cond = s->add_conditions();
-      cond->set_type(c.type);
-      cond->set_status(c.status);
-      cond->set_message(c.message);
-      cond->set_reason(c.reason);
+      SetString(*cond, &v1::Condition::mutable_type, c.type);
+      SetString(*cond, &v1::Condition::mutable_status, c.status);
+      SetString(*cond, &v1::Condition::mutable_message, c.message);
+      SetString(*cond, &v1::Condition::mutable_reason, c.reason);
     }
     for (auto m : status.matched) s->add_matched_statuses(definitions::StatusName(m));
   }
@@ -140,8 +161,12 @@ class Resolution {
         order.push_back(static_cast<int>(i));
       }
     }
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int a, int b) { return candidates[a].name < candidates[b].name; });
+    // By name, equal names in input order (std::sort on the pair: stable
+    // without stable_sort's buffer).
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+      return candidates[a].name != candidates[b].name ? candidates[a].name < candidates[b].name
+                                                      : a < b;
+    });
     pods_.reserve(order.size());
     for (int i : order) {
       pods_.push_back({std::move(candidates[i])});
@@ -180,7 +205,7 @@ class Resolution {
   // components split by instance id. A grouping component with an instance
   // selector (a LeaderWorkerSet group) narrows what each instance's children
   // see, so placements are kept per `scope`: the chain of parent instances.
-  void PlacePods(const ComponentNode& node, const std::vector<int>& candidates,
+  void PlacePods(const ComponentNode& node, absl::Span<const int> candidates,
                  const std::string& scope) {
     // No instance to hold a pod; or no pod (a slice has pods of a few of
     // thousands of instances: the others are not visited).
@@ -191,7 +216,7 @@ class Resolution {
         cdef.HasPodDefinition() && cdef.pod_selector && cdef.pod_selector->component_type_selector;
     bool claims_all = cdef.HasPodDefinition() && !has_type_selector && def_.SpecCount() == 1;
     bool multi = compiled.instance_selector != kNone;
-    std::map<std::string, std::vector<int>>& placed = placement_[Key(scope, node.index)];
+    std::map<std::string, PodList>& placed = placement_[Key(scope, node.index)];
     // One pass, each pod asked everything in turn while its tree is in the
     // cache: for a large job the pods' trees do not all fit.
     for (int p : candidates) {
@@ -231,7 +256,7 @@ class Resolution {
       placed[*id].push_back(p);
     }
     if (SplitsChildren(node)) {
-      std::map<std::string, std::vector<int>> by_instance;
+      std::map<std::string, PodList> by_instance;
       for (int p : candidates) {
         auto id = eval_.Single(compiled.instance_selector, PodInput(p));
         if (id.ok()) by_instance[*id].push_back(p);
@@ -279,9 +304,10 @@ class Resolution {
     const auto& cdef = *compiled.def;
     out.set_name(cdef.name);
     if (cdef.kind) {
-      out.mutable_kind()->set_group(cdef.kind->group);
-      out.mutable_kind()->set_version(cdef.kind->version);
-      out.mutable_kind()->set_kind(cdef.kind->kind);
+      v1::GroupVersionKind& kind = *out.mutable_kind();
+      SetString(kind, &v1::GroupVersionKind::mutable_group, cdef.kind->group);
+      SetString(kind, &v1::GroupVersionKind::mutable_version, cdef.kind->version);
+      SetString(kind, &v1::GroupVersionKind::mutable_kind, cdef.kind->kind);
     }
     out.set_has_pod_definition(cdef.HasPodDefinition());
     if (!node.error.ok()) {
@@ -306,15 +332,15 @@ class Resolution {
     Resources component_total;
     int desired_sum = 0, current_sum = 0, ready_sum = 0;
     // The pods PlacePods put in each instance of this component.
-    const std::vector<int> no_pods;
-    const std::map<std::string, std::vector<int>>* placed = nullptr;
+    const PodList no_pods;
+    const std::map<std::string, PodList>* placed = nullptr;
     if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
       placed = &it->second;
     }
-    std::set<absl::string_view> component_nodes;  // views, as Run's
+    NodeNames component_nodes;
     for (const auto& instance : node.instances) {
       v1::ComponentInstance* inst = out.add_instances();
-      inst->set_id(instance.id);
+      SetString(*inst, &v1::ComponentInstance::mutable_id, instance.id);
       if (instance.replicas) inst->mutable_scale()->set_replicas(*instance.replicas);
       if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
       if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
@@ -342,17 +368,17 @@ class Resolution {
       ExportResources(instance_total, inst->mutable_resources());
       Check(AddScaled(component_total, instance_total, 1), where, " resources");
 
-      const std::vector<int>* pods = &no_pods;
+      const PodList* pods = &no_pods;
       if (placed != nullptr) {
         if (auto it = placed->find(instance.id); it != placed->end()) pods = &it->second;
       }
       int current = 0, ready = 0;
-      std::set<absl::string_view> nodes;
+      NodeNames nodes;
       for (int p : *pods) {
         const PodFacts& f = pods_[p].facts;
         current += f.Active() ? 1 : 0;
         ready += f.ready ? 1 : 0;
-        if (!f.node.empty()) nodes.insert(f.node);
+        if (!f.node.empty()) nodes.push_back(f.node);
       }
       SetCounts(inst->mutable_replicas(), desired, current, ready);
       if (__builtin_add_overflow(desired_sum, desired, &desired_sum)) {
@@ -362,10 +388,8 @@ class Resolution {
       }
       current_sum += current;
       ready_sum += ready;
-      for (absl::string_view n : nodes) {
-        inst->add_nodes(n.data(), n.size());
-        component_nodes.insert(n);
-      }
+      component_nodes.insert(component_nodes.end(), nodes.begin(), nodes.end());
+      AddSorted(nodes, *inst->mutable_nodes());
       if (options_.include_pods) AddPods(*pods, inst);
       // The last instance (or each, when split) takes the children
       // themselves; the others take copies.
@@ -377,33 +401,37 @@ class Resolution {
     }
     SetCounts(out.mutable_replicas(), desired_sum, current_sum, ready_sum);
     ExportResources(component_total, out.mutable_resources());
-    for (absl::string_view n : component_nodes) out.add_nodes(n.data(), n.size());
+    AddSorted(component_nodes, *out.mutable_nodes());
     Check(
         AddScaled(total, component_total, 1), [&] { return absl::StrCat("component ", cdef.name); },
         " resources");
   }
 
-  void AddPods(std::vector<int> pods, v1::ComponentInstance* inst) {
-    if (options_.pod_limit > 0 && static_cast<int>(pods.size()) > options_.pod_limit) {
-      std::stable_sort(pods.begin(), pods.end(), [&](int a, int b) {
+  void AddPods(absl::Span<const int> all, v1::ComponentInstance* inst) {
+    absl::Span<const int> pods = all;
+    PodList listed;  // the first pod_limit pods, unhealthy first, when limited
+    if (options_.pod_limit > 0 && static_cast<int>(all.size()) > options_.pod_limit) {
+      listed.assign(all.begin(), all.end());
+      std::stable_sort(listed.begin(), listed.end(), [&](int a, int b) {
         return pods_[a].facts.Unhealthy() && !pods_[b].facts.Unhealthy();
       });
-      pods.resize(options_.pod_limit);
-      std::sort(pods.begin(), pods.end());
+      listed.resize(options_.pod_limit);
+      std::sort(listed.begin(), listed.end());
+      pods = listed;
     }
     for (int p : pods) {
       const PodEntry& e = pods_[p];
       v1::Pod* pod = inst->add_pods();
-      pod->set_name(e.facts.name.data(), e.facts.name.size());
-      pod->set_namespace_(e.facts.namespace_.data(), e.facts.namespace_.size());
-      pod->set_uid(e.facts.uid.data(), e.facts.uid.size());
-      pod->set_phase(e.facts.phase.data(), e.facts.phase.size());
+      SetString(*pod, &v1::Pod::mutable_name, e.facts.name);
+      SetString(*pod, &v1::Pod::mutable_namespace_, e.facts.namespace_);
+      SetString(*pod, &v1::Pod::mutable_uid, e.facts.uid);
+      SetString(*pod, &v1::Pod::mutable_phase, e.facts.phase);
       pod->set_ready(e.facts.ready);
-      pod->set_reason(e.facts.reason.data(), e.facts.reason.size());
-      pod->set_node(e.facts.node.data(), e.facts.node.size());
+      SetString(*pod, &v1::Pod::mutable_reason, e.facts.reason);
+      SetString(*pod, &v1::Pod::mutable_node, e.facts.node);
       ExportResources(e.facts.requests, pod->mutable_resources());
-      pod->set_instance_id(e.instance_id);
-      pod->set_replica_key(e.replica_key);
+      SetString(*pod, &v1::Pod::mutable_instance_id, e.instance_id);
+      SetString(*pod, &v1::Pod::mutable_replica_key, e.replica_key);
     }
   }
 
@@ -431,7 +459,7 @@ class Resolution {
                    [&](absl::string_view name) { return !gang_->groups.contains(name); });
     if (!result.ok()) {
       v1::PodGangAssignment* a = gang->add_assignments();
-      a->set_pod(facts.name.data(), facts.name.size());
+      SetString(*a, &v1::PodGangAssignment::mutable_pod, facts.name);
       a->set_error(std::string(result.status().message()));
       return;
     }
@@ -465,7 +493,7 @@ class Resolution {
   };
   std::optional<GangState> gang_;  // when gang instructions are asked for
   // scope#component index -> instance id -> pod indices
-  std::map<std::string, std::map<std::string, std::vector<int>>> placement_;
+  std::map<std::string, std::map<std::string, PodList>> placement_;
 };
 
 void CollectComponentErrors(const v1::Component& component, std::vector<std::string>& out) {

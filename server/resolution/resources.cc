@@ -20,10 +20,7 @@ absl::Status Overflow(absl::string_view name, int64_t a, absl::string_view op, i
 }
 
 // The amounts of one requirements block (a container's, the pod's, the
-// overhead), names viewed in the tree. A block names two to five resources:
-// read into a small inline vector, it costs no allocation; a Resources map
-// costs one per entry, and a resolution reads the blocks of every
-// container of every pod and template.
+// overhead) in the order the block names them, names viewed in the tree.
 using Amounts = absl::InlinedVector<std::pair<absl::string_view, int64_t>, 4>;
 
 void Set(Amounts& amounts, absl::string_view name, int64_t milli) {
@@ -43,15 +40,9 @@ const int64_t* Get(const Amounts& amounts, absl::string_view name) {
   return nullptr;
 }
 
-int64_t& Entry(Resources& into, absl::string_view name) {
-  auto it = into.find(name);
-  if (it == into.end()) it = into.emplace(std::string(name), 0).first;
-  return it->second;
-}
-
 absl::Status AddMap(Resources& into, const Amounts& r) {
   for (const auto& [name, milli] : r) {
-    int64_t& total = Entry(into, name);
+    int64_t& total = into[name];
     int64_t sum;
     if (__builtin_add_overflow(total, milli, &sum)) return Overflow(name, total, "+", milli);
     total = sum;
@@ -61,7 +52,7 @@ absl::Status AddMap(Resources& into, const Amounts& r) {
 
 void MaxMap(Resources& into, const Amounts& r) {
   for (const auto& [name, milli] : r) {
-    int64_t& total = Entry(into, name);
+    int64_t& total = into[name];
     total = std::max(total, milli);
   }
 }
@@ -144,7 +135,26 @@ bool IsZero(const Resources& r) {
   return std::all_of(r.begin(), r.end(), [](const auto& e) { return e.second == 0; });
 }
 
+bool NameBefore(const Resources::value_type& entry, absl::string_view name) {
+  return entry.first < name;
+}
+
 }  // namespace
+
+int64_t& Resources::operator[](absl::string_view name) {
+  // Sums mostly add names in order (they come from sorted objects and
+  // other sums): the last entry first.
+  if (entries_.empty() || entries_.back().first < name)
+    return entries_.emplace_back(name, 0).second;
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name, NameBefore);
+  if (it == entries_.end() || it->first != name) it = entries_.insert(it, {name, 0});
+  return it->second;
+}
+
+const int64_t* Resources::Find(absl::string_view name) const {
+  auto it = std::lower_bound(entries_.begin(), entries_.end(), name, NameBefore);
+  return it == entries_.end() || it->first != name ? nullptr : &it->second;
+}
 
 absl::StatusOr<Resources> PodSpecRequests(const Json& pod_spec) {
   Resources total;
@@ -207,7 +217,7 @@ absl::StatusOr<Resources> FragmentedRequests(const Json& fragmented) {
       auto r = RequirementsRequests(*requirements, [] { return std::string("resources"); });
       if (!r.ok()) return r.status();
       Resources resources;
-      for (const auto& [name, milli] : *r) resources.emplace(std::string(name), milli);
+      for (const auto& [name, milli] : *r) resources[name] = milli;
       return resources;
     }
   }
@@ -229,7 +239,7 @@ absl::Status AddScaled(Resources& into, const Resources& r, int64_t factor) {
 void ExportResources(const Resources& r, workloadmap::v1::ResourceList* out) {
   for (const auto& [name, milli] : r) {
     int64_t value = ReportedValue(name, Quantity{milli});
-    if (value != 0) (*out->mutable_quantities())[name] = value;
+    if (value != 0) (*out->mutable_quantities())[std::string(name)] = value;
   }
 }
 

@@ -1,5 +1,10 @@
 #include "server/resolution/resources.h"
 
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "absl/strings/match.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -9,6 +14,13 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::Pair;
+
+// The amounts in order, names copied (gMock matches std::string names).
+std::vector<std::pair<std::string, int64_t>> Entries(const Resources& r) {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (const auto& [name, milli] : r) out.emplace_back(name, milli);
+  return out;
+}
 
 // The scheduler's sum: containers plus sidecar init containers, the max
 // with the largest ordinary init container, pod-level cpu/memory replacing
@@ -28,14 +40,14 @@ TEST(PodSpecRequestsTest, SumsAsTheSchedulerDoes) {
   })");
   auto requests = PodSpecRequests(spec);
   ASSERT_TRUE(requests.ok()) << requests.status();
-  EXPECT_THAT(*requests, ElementsAre(Pair("cpu", 1800), Pair("memory", 1073741824000),
-                                     Pair("nvidia.com/gpu", 4000)));
+  EXPECT_THAT(Entries(*requests), ElementsAre(Pair("cpu", 1800), Pair("memory", 1073741824000),
+                                              Pair("nvidia.com/gpu", 4000)));
 
   spec["resources"] = Json::parse(R"({"requests": {"cpu": "3"}, "limits": {"memory": "2Gi"}})");
   requests = PodSpecRequests(spec);
   ASSERT_TRUE(requests.ok()) << requests.status();
-  EXPECT_THAT(*requests, ElementsAre(Pair("cpu", 3050), Pair("memory", 2147483648000),
-                                     Pair("nvidia.com/gpu", 4000)));
+  EXPECT_THAT(Entries(*requests), ElementsAre(Pair("cpu", 3050), Pair("memory", 2147483648000),
+                                              Pair("nvidia.com/gpu", 4000)));
 }
 
 // Every place a quantity can sit is named in its error, down to the
@@ -63,23 +75,59 @@ TEST(PodSpecRequestsTest, ErrorsNameTheField) {
 }
 
 TEST(FragmentedRequestsTest, SumsContainersThenFallsBackToResources) {
-  auto requests = FragmentedRequests(Json::parse(R"({
+  // Held: the amounts view the resource names of the spec they were read from.
+  Json fragmented = Json::parse(R"({
     "containers": [{"resources": {"requests": {"cpu": "1"}}}],
     "container": {"resources": {"limits": {"cpu": "2"}}},
     "resources": {"requests": {"cpu": "7"}}
-  })"));
+  })");
+  auto requests = FragmentedRequests(fragmented);
   ASSERT_TRUE(requests.ok()) << requests.status();
-  EXPECT_THAT(*requests, ElementsAre(Pair("cpu", 3000)));
+  EXPECT_THAT(Entries(*requests), ElementsAre(Pair("cpu", 3000)));
 
-  requests = FragmentedRequests(Json::parse(R"({"resources": {"requests": {"cpu": "7"}}})"));
+  fragmented = Json::parse(R"({"resources": {"requests": {"cpu": "7"}}})");
+  requests = FragmentedRequests(fragmented);
   ASSERT_TRUE(requests.ok()) << requests.status();
-  EXPECT_THAT(*requests, ElementsAre(Pair("cpu", 7000)));
+  EXPECT_THAT(Entries(*requests), ElementsAre(Pair("cpu", 7000)));
 
   requests = FragmentedRequests(
       Json::parse(R"({"container": {"resources": {"requests": {"cpu": "?"}}}})"));
   ASSERT_FALSE(requests.ok());
   EXPECT_TRUE(absl::StartsWith(requests.status().message(), "container.resources.requests.cpu: "))
       << requests.status().message();
+}
+
+// Amounts stay sorted by name whatever order they are added in, each name
+// once; more names than are held inline move to the heap unchanged.
+TEST(ResourcesTest, KeepsNamesSortedAndUnique) {
+  Resources r;
+  EXPECT_TRUE(r.empty());
+  EXPECT_EQ(r.Find("cpu"), nullptr);
+  const char* names[] = {"memory", "cpu", "nvidia.com/gpu", "cpu", "a", "zz", "memory", "b"};
+  int64_t amount = 0;
+  for (const char* name : names) r[name] += ++amount;
+  EXPECT_THAT(Entries(r),
+              ElementsAre(Pair("a", 5), Pair("b", 8), Pair("cpu", 2 + 4), Pair("memory", 1 + 7),
+                          Pair("nvidia.com/gpu", 3), Pair("zz", 6)));
+  ASSERT_NE(r.Find("memory"), nullptr);
+  EXPECT_EQ(*r.Find("memory"), 8);
+  EXPECT_EQ(r.Find("mem"), nullptr);
+  EXPECT_EQ(r.Find("memoryx"), nullptr);
+  r.clear();
+  EXPECT_TRUE(r.empty());
+}
+
+// Sums scale each amount and name the overflowing resource.
+TEST(ResourcesTest, AddScaledSumsByNameAndReportsOverflow) {
+  Resources into, r;
+  into["cpu"] = 1000;
+  r["cpu"] = 500;
+  r["nvidia.com/gpu"] = 1000;
+  ASSERT_TRUE(AddScaled(into, r, 4).ok());
+  EXPECT_THAT(Entries(into), ElementsAre(Pair("cpu", 3000), Pair("nvidia.com/gpu", 4000)));
+  r["memory"] = std::numeric_limits<int64_t>::max() / 2;
+  absl::Status s = AddScaled(into, r, 3);
+  EXPECT_TRUE(absl::StartsWith(s.message(), "memory: ")) << s;
 }
 
 }  // namespace

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -31,23 +31,26 @@ absl::Status Negative(const Json& value) {
 // expression; all rows have `ids` entries, or none when no expression is
 // present ("no data"). The error names the `part` ("spec", "scale") of
 // `component`.
-absl::StatusOr<std::vector<expressions::Outputs>> ZipByIndex(
-    Evaluation& eval, Session::InputId root, absl::Span<const ExprIndex> exprs, size_t ids,
-    ExprIndex ids_expr, absl::string_view component, absl::string_view part) {
-  std::vector<expressions::Outputs> rows(exprs.size());
+// Held inline for the spec's and the scale's three expressions.
+using Rows = absl::InlinedVector<expressions::Outputs, 3>;
+
+absl::StatusOr<Rows> ZipByIndex(Evaluation& eval, Session::InputId root,
+                                absl::Span<const ExprIndex> exprs, size_t ids, ExprIndex ids_expr,
+                                absl::string_view component, absl::string_view part) {
+  if (std::all_of(exprs.begin(), exprs.end(), [](ExprIndex e) { return e == kNone; })) {
+    return Rows{};
+  }
+  Rows rows(exprs.size());
   size_t longest = 0;
   ExprIndex longest_expr = kNone;
-  bool any = false;
   for (size_t i = 0; i < exprs.size(); ++i) {
     if (exprs[i] == kNone) continue;
-    any = true;
     auto values = eval.Views(exprs[i], root);
     if (!values.ok()) return values.status();
     rows[i] = *std::move(values);
     if (longest_expr == kNone || rows[i].size() > longest) longest_expr = exprs[i];
     longest = std::max(longest, rows[i].size());
   }
-  if (!any) return std::vector<expressions::Outputs>{};
   if (longest != ids) {
     const auto& fields = eval.def().field_paths;
     std::string ids_field = ids_expr == kNone ? "(single instance)" : fields[ids_expr];
@@ -141,10 +144,18 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
       }
     }
   }
-  // Unique ids, sorted; a later duplicate overwrites an earlier one.
-  std::map<std::string, InstanceNode> by_id;
-  for (auto& instance : raw) by_id[instance.id] = std::move(instance);
-  for (auto& [id, instance] : by_id) node.instances.push_back(std::move(instance));
+  // Unique ids, sorted; a later duplicate overwrites an earlier one: sorted
+  // by id, then document order, the last of equal ids is kept.
+  absl::InlinedVector<size_t, 8> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return raw[a].id != raw[b].id ? raw[a].id < raw[b].id : a < b;
+  });
+  node.instances.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + 1 < n && raw[order[k + 1]].id == raw[order[k]].id) continue;
+    node.instances.push_back(std::move(raw[order[k]]));
+  }
   return node;
 }
 
