@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "server/expressions/native/compiler.h"
@@ -200,7 +201,8 @@ class NativeSession : public Session {
   const NativeEngineOptions& options_;
   const RunOptions run_;
   bool yielded_ = false;
-  std::vector<const Json*> inputs_;
+  // A resolution loads its root and its pods: a small one, a handful.
+  absl::InlinedVector<const Json*, 8> inputs_;
   std::vector<const Json*> views_;  // Walk's, kept to reuse its allocation
 };
 

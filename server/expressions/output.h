@@ -2,12 +2,20 @@
 #define WM_SERVER_EXPRESSIONS_OUTPUT_H_
 
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "absl/container/inlined_vector.h"
 #include "server/common/json.h"
 
 namespace wm::expressions {
+
+namespace internal {
+// What a default Output reads as. A namespace-scope constant: an Output
+// is read for every evaluation, and a function-local static costs a guard
+// check each time.
+inline const Json kNullOutput(nullptr);
+}  // namespace internal
 
 // One output of an evaluation (Session::EvaluateViews), read through `*`.
 // Most outputs of a definition's expressions are parts of the object being
@@ -38,17 +46,19 @@ class Output {
   // The Output holds `json` itself.
   static Output Value(Json json) {
     Output out;
-    out.value_ = std::move(json);
+    out.value_.emplace(std::move(json));
     return out;
   }
 
-  const Json& operator*() const { return view_ != nullptr ? *view_ : value_; }
+  const Json& operator*() const {
+    return view_ != nullptr ? *view_ : value_ ? *value_ : internal::kNullOutput;
+  }
   const Json* operator->() const { return &**this; }
 
   // The value as a Json of its own: moved out when this Output holds it
   // alone, copied otherwise.
   Json Take() && {
-    if (view_ == nullptr) return std::move(value_);
+    if (view_ == nullptr) return value_ ? std::move(*value_) : Json();
     if (owner_ != nullptr && owner_.use_count() == 1 && owner_.get() == view_) {
       return std::move(const_cast<Json&>(*view_));
     }
@@ -56,9 +66,11 @@ class Output {
   }
 
  private:
-  const Json* view_ = nullptr;  // null: the value is value_
+  const Json* view_ = nullptr;  // null: the value is value_, or null
   std::shared_ptr<const Json> owner_;
-  Json value_;
+  // Empty unless the Output holds its value: most Outputs are views, and an
+  // empty optional costs no Json constructor and destructor call.
+  std::optional<Json> value_;
 };
 
 // The outputs of one evaluation. Most of a definition's expressions have

@@ -235,19 +235,19 @@ absl::StatusOr<int32_t> SubtreeScale(const CompiledDefinition& def, const Compon
 
 namespace {
 
-// WorkloadPodGroup with the owner's hints already read.
+// WorkloadPodGroup with the owner's hints and uid (TopOwnerUid) already
+// read.
 absl::StatusOr<workloadmap::v1::PodGroup> PodGroupWithHints(Evaluation& eval,
                                                             const ComponentNode& tree,
-                                                            const Json& root,
-                                                            const OwnerHints& hints) {
+                                                            const OwnerHints& hints,
+                                                            absl::string_view top_owner_uid) {
   const CompiledDefinition& def = eval.def();
   const auto& form = def.definition->gang.pod_group;
   if (!form) return absl::NotFoundError("the definition has no podGroup gang instructions");
   workloadmap::v1::PodGroup group;
-  group.set_name(absl::StrCat("pg-", TopOwnerUid(root), "-", form->name));
+  group.set_name(absl::StrCat("pg-", top_owner_uid, "-", form->name));
   group.set_form("podGroup");
-  SetTopology(form->topology, group.mutable_topology());
-  if (!form->topology) group.clear_topology();
+  if (form->topology) SetTopology(form->topology, group.mutable_topology());
   for (const auto& sub : form->sub_groups) {
     int component = def.ComponentIndex(sub.component_name);
     auto scale = SubtreeScale(def, tree, component);
@@ -277,7 +277,7 @@ absl::StatusOr<workloadmap::v1::PodGroup> PodGroupWithHints(Evaluation& eval,
 absl::StatusOr<workloadmap::v1::PodGroup> WorkloadPodGroup(Evaluation& eval,
                                                            const ComponentNode& tree,
                                                            const Json& root) {
-  return PodGroupWithHints(eval, tree, root, ReadOwnerHints(root));
+  return PodGroupWithHints(eval, tree, ReadOwnerHints(root), TopOwnerUid(root));
 }
 
 WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const Json& root) {
@@ -285,7 +285,7 @@ WorkloadGang ReadWorkloadGang(Evaluation& eval, const ComponentNode& tree, const
   workload.hints = ReadOwnerHints(root);
   workload.top_owner_uid = TopOwnerUid(root);
   workload.group = eval.def().definition->gang.pod_group
-                       ? PodGroupWithHints(eval, tree, root, workload.hints)
+                       ? PodGroupWithHints(eval, tree, workload.hints, workload.top_owner_uid)
                        : absl::NotFoundError("the definition has no podGroup form");
   return workload;
 }

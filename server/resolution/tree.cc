@@ -72,9 +72,11 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
   ComponentNode node;
   node.index = index;
   if (compiled.instance_ids != kNone) {
-    auto ids = eval.All(compiled.instance_ids, root);
+    auto ids = eval.Views(compiled.instance_ids, root);
     if (!ids.ok()) return ids.status();
-    for (const Json& id : *ids) {
+    node.raw_ids.reserve(ids->size());
+    for (const expressions::Output& output : *ids) {
+      const Json& id = *output;
       if (!id.is_string()) {
         return FieldError(absl::StatusCode::kInvalidArgument,
                           eval.def().field_paths[compiled.instance_ids],
