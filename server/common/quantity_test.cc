@@ -1,5 +1,7 @@
 #include "server/common/quantity.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 
@@ -41,6 +43,29 @@ TEST(QuantityTest, RangeIsInt64Thousandths) {
     ASSERT_FALSE(q.ok()) << text << " gave " << q->milli;
     EXPECT_EQ(q.status().message(), absl::StrCat("quantity \"", text, "\"", kBound));
   }
+}
+
+// Whole numbers up to 15 digits take a shortcut; at every length it gives
+// what the general path gives for the same number written as a decimal.
+TEST(QuantityTest, WholeNumbersParseAsTheirDecimalForm) {
+  std::string digits;
+  for (int length = 1; length <= 16; ++length) {  // 17 digits pass 9.2e15 units
+    digits += static_cast<char>('0' + (length * 7) % 10);
+    EXPECT_EQ(Milli(digits.c_str()), Milli((digits + ".0").c_str())) << digits;
+  }
+  EXPECT_EQ(Milli("007"), 7000);
+  EXPECT_EQ(Milli("999999999999999"), int64_t{999999999999999} * 1000);
+}
+
+TEST(QuantityTest, UnitsRoundUpAwayFromZero) {
+  EXPECT_EQ((Quantity{1}).Units(), 1);
+  EXPECT_EQ((Quantity{1000}).Units(), 1);
+  EXPECT_EQ((Quantity{1001}).Units(), 2);
+  EXPECT_EQ((Quantity{0}).Units(), 0);
+  EXPECT_EQ((Quantity{-1}).Units(), 0);
+  EXPECT_EQ((Quantity{-1001}).Units(), -1);
+  EXPECT_EQ((Quantity{INT64_MAX}).Units(), INT64_MAX / 1000 + 1);
+  EXPECT_EQ((Quantity{-INT64_MAX}).Units(), -(INT64_MAX / 1000));
 }
 
 TEST(QuantityTest, ReportsAndFormats) {

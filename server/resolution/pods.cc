@@ -52,12 +52,14 @@ PodFacts ReadPod(const Json& pod) {
   absl::string_view scheduled_reason, ready_reason;
   if (const Json* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->is_array()) {
+    // Only two types matter: a condition's status is read for them alone.
     for (const Json& c : conditions->get_ref<const Json::array_t&>()) {
-      absl::string_view type = StringMember(&c, "type"), value = StringMember(&c, "status");
+      absl::string_view type = StringMember(&c, "type");
       if (type == "Ready") {
+        absl::string_view value = StringMember(&c, "status");
         facts.ready = value == "True";
         if (value == "False") ready_reason = StringMember(&c, "reason");
-      } else if (type == "PodScheduled" && value == "False") {
+      } else if (type == "PodScheduled" && StringMember(&c, "status") == "False") {
         scheduled_reason = StringMember(&c, "reason");
       }
     }

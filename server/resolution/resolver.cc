@@ -102,14 +102,15 @@ class Resolution {
     SetString(*ref, &v1::ObjectRef::mutable_version,
               slash == absl::string_view::npos ? api_version : api_version.substr(slash + 1));
     SetString(*ref, &v1::ObjectRef::mutable_kind, FindStringView(object, {"kind"}));
-    SetString(*ref, &v1::ObjectRef::mutable_namespace_,
-              FindStringView(object, {"metadata", "namespace"}));
-    SetString(*ref, &v1::ObjectRef::mutable_name, FindStringView(object, {"metadata", "name"}));
-    SetString(*ref, &v1::ObjectRef::mutable_uid, FindStringView(object, {"metadata", "uid"}));
-    SetString(out_, &v1::ResolvedWorkload::mutable_resource_version,
-              FindStringView(object, {"metadata", "resourceVersion"}));
-    SetString(out_, &v1::ResolvedWorkload::mutable_creation_timestamp,
-              FindStringView(object, {"metadata", "creationTimestamp"}));
+    if (const Json* metadata = Find(object, {"metadata"})) {
+      SetString(*ref, &v1::ObjectRef::mutable_namespace_, FindStringView(*metadata, {"namespace"}));
+      SetString(*ref, &v1::ObjectRef::mutable_name, FindStringView(*metadata, {"name"}));
+      SetString(*ref, &v1::ObjectRef::mutable_uid, FindStringView(*metadata, {"uid"}));
+      SetString(out_, &v1::ResolvedWorkload::mutable_resource_version,
+                FindStringView(*metadata, {"resourceVersion"}));
+      SetString(out_, &v1::ResolvedWorkload::mutable_creation_timestamp,
+                FindStringView(*metadata, {"creationTimestamp"}));
+    }
     out_.mutable_definition()->set_name(def_.definition->name);
     out_.mutable_definition()->set_origin(definitions::OriginName(def_.definition->origin));
   }
@@ -204,7 +205,8 @@ class Resolution {
   // spec), grouping components pass their set down, multi-instance
   // components split by instance id. A grouping component with an instance
   // selector (a LeaderWorkerSet group) narrows what each instance's children
-  // see, so placements are kept per `scope`: the chain of parent instances.
+  // see, so placements are kept per `scope`: the instances of the splitting
+  // components above (SplitScope; "" when none splits, the common case).
   void PlacePods(const ComponentNode& node, absl::Span<const int> candidates,
                  const std::string& scope) {
     // No instance to hold a pod; or no pod (a slice has pods of a few of
@@ -216,7 +218,7 @@ class Resolution {
         cdef.HasPodDefinition() && cdef.pod_selector && cdef.pod_selector->component_type_selector;
     bool claims_all = cdef.HasPodDefinition() && !has_type_selector && def_.SpecCount() == 1;
     bool multi = compiled.instance_selector != kNone;
-    std::map<std::string, PodList>& placed = placement_[Key(scope, node.index)];
+    std::map<std::string, PodList>& placed = placement_[PlacementKey(scope, node.index)];
     // One pass, each pod asked everything in turn while its tree is in the
     // cache: for a large job the pods' trees do not all fit.
     for (int p : candidates) {
@@ -264,13 +266,12 @@ class Resolution {
       for (const auto& [id, pods] : by_instance) {
         if (FindInstance(node, id) == nullptr) continue;  // no instance to hold them
         for (const auto& child : node.children) {
-          PlacePods(child, pods, ChildScope(scope, node, id));
+          PlacePods(child, pods, SplitScope(scope, node, id));
         }
       }
       return;
     }
-    for (const auto& child : node.children)
-      PlacePods(child, candidates, ChildScope(scope, node, ""));
+    for (const auto& child : node.children) PlacePods(child, candidates, scope);
   }
 
   // A grouping (not pod-bearing) component with an instance selector gives
@@ -281,14 +282,17 @@ class Resolution {
            !node.children.empty();
   }
 
-  static std::string ChildScope(const std::string& scope, const ComponentNode& node,
+  // The scope of the children of `node`'s instance `instance`, when `node`
+  // splits them. A component appears once in the tree, so its index and the
+  // instances of the splitting components above it name its placement; the
+  // others add nothing to the scope (and cost no string).
+  static std::string SplitScope(const std::string& scope, const ComponentNode& node,
                                 const std::string& instance) {
     return absl::StrCat(scope, node.index, "[", instance, "]/");
   }
 
-  static std::string Key(const std::string& scope, int index) {
-    return absl::StrCat(scope, "#", index);
-  }
+  // Where PlacePods keeps the pods of component `index` within `scope`.
+  using PlacementKey = std::pair<std::string, int>;
 
   static void SetCounts(v1::ReplicaCounts* counts, int desired, int current, int ready) {
     counts->set_desired(desired);
@@ -328,13 +332,13 @@ class Resolution {
         BuildComponent(child, children_total, child_scope, *children.Add());
       }
     };
-    if (!split) build_children(ChildScope(scope, node, ""));
+    if (!split) build_children(scope);
     Resources component_total;
     int desired_sum = 0, current_sum = 0, ready_sum = 0;
     // The pods PlacePods put in each instance of this component.
     const PodList no_pods;
     const std::map<std::string, PodList>* placed = nullptr;
-    if (auto it = placement_.find(Key(scope, node.index)); it != placement_.end()) {
+    if (auto it = placement_.find(PlacementKey(scope, node.index)); it != placement_.end()) {
       placed = &it->second;
     }
     NodeNames component_nodes;
@@ -344,7 +348,7 @@ class Resolution {
       if (instance.replicas) inst->mutable_scale()->set_replicas(*instance.replicas);
       if (instance.min_replicas) inst->mutable_scale()->set_min_replicas(*instance.min_replicas);
       if (instance.max_replicas) inst->mutable_scale()->set_max_replicas(*instance.max_replicas);
-      if (split) build_children(ChildScope(scope, node, instance.id));
+      if (split) build_children(SplitScope(scope, node, instance.id));
       auto where = [&] {
         return absl::StrCat("component ", cdef.name,
                             instance.id.empty() ? "" : " instance " + instance.id);
@@ -440,23 +444,27 @@ class Resolution {
     gang_.emplace();
     gang_->workload = ReadWorkloadGang(eval_, tree_, *input_.object);
     const WorkloadGang& workload = gang_->workload;
-    if (def_.definition->gang.pod_group) {
-      if (workload.group.ok()) {
-        gang_->groups[workload.group->name()] = *workload.group;
-      } else {
-        Warn(absl::StrCat("gang: ", workload.group.status().message()));
-      }
+    if (def_.definition->gang.pod_group && !workload.group.ok()) {
+      Warn(absl::StrCat("gang: ", workload.group.status().message()));
     }
+  }
+
+  // Whether the group `name` is yet to be reported: the workload's own
+  // (the podGroup form) is, once, by FinishGang; another, by the first pod
+  // of it (GangForPod's `report_group`).
+  bool Unreported(absl::string_view name) const {
+    const absl::StatusOr<v1::PodGroup>& own = gang_->workload.group;
+    return !(own.ok() && own->name() == name) && !gang_->groups.contains(name);
   }
 
   void AddPodGang(int p) {
     v1::GangInstructions* gang = out_.mutable_gang();
     const PodFacts& facts = pods_[p].facts;
     // A name's first group is the one reported: the workload's in the
-    // podGroup form (StartGang), else the first pod's.
+    // podGroup form, else the first pod's.
     auto result =
         GangForPod(eval_, tree_, *input_.object, *facts.object, PodInput(p), &gang_->workload,
-                   [&](absl::string_view name) { return !gang_->groups.contains(name); });
+                   [&](absl::string_view name) { return Unreported(name); });
     if (!result.ok()) {
       v1::PodGangAssignment* a = gang->add_assignments();
       SetString(*a, &v1::PodGangAssignment::mutable_pod, facts.name);
@@ -470,8 +478,13 @@ class Resolution {
     }
   }
 
+  // In name order. In the podGroup form the workload's group is the only
+  // one (its pods report no other); it is moved in, not copied.
   void FinishGang() {
     v1::GangInstructions* gang = out_.mutable_gang();
+    if (def_.definition->gang.pod_group && gang_->workload.group.ok()) {
+      *gang->add_pod_groups() = *std::move(gang_->workload.group);
+    }
     for (auto& [name, group] : gang_->groups) *gang->add_pod_groups() = std::move(group);
   }
 
@@ -489,11 +502,12 @@ class Resolution {
   absl::Status arithmetic_;  // the first overflow or bad quantity met while building
   struct GangState {
     WorkloadGang workload;
-    std::map<std::string, v1::PodGroup, std::less<>> groups;  // by name
+    // The pods' own groups (podGroups form) by name.
+    std::map<std::string, v1::PodGroup, std::less<>> groups;
   };
   std::optional<GangState> gang_;  // when gang instructions are asked for
-  // scope#component index -> instance id -> pod indices
-  std::map<std::string, std::map<std::string, PodList>> placement_;
+  // (scope, component index) -> instance id -> pod indices
+  std::map<PlacementKey, std::map<std::string, PodList>> placement_;
 };
 
 void CollectComponentErrors(const v1::Component& component, std::vector<std::string>& out) {

@@ -158,6 +158,7 @@ Flow Interpreter::FailWithValue(Value value) {
 Flow Interpreter::FailBound(Bound bound, std::string message) {
   Fail(std::move(message));
   error_bound_ = bound;
+  next_clock_read_ = 0;  // every Work from now on asks ReadClock, which refuses
   return Flow::kError;
 }
 
@@ -188,6 +189,7 @@ Flow Interpreter::FailStack() {
 }
 
 bool Interpreter::ReadClock() {
+  if (error_bound_ != Bound::kNone) return false;  // stays false after a bound error
   next_clock_read_ = steps_ + kStepsPerClockRead;
   const absl::Time now = absl::Now();
   if (!clock_read_) {
@@ -316,6 +318,18 @@ Flow Interpreter::BinaryOf(NodeKind binary, const Value& l, const Value& r, Valu
       break;
     default:
       break;
+  }
+  // Two numbers (sums, counts, products of replicas): adding, subtracting
+  // or multiplying them cannot fail, does constant work beyond the step
+  // already counted and builds nothing (the result is held inline).
+  if (l->is_number() && r->is_number() &&
+      (binary == NodeKind::kAdd || binary == NodeKind::kSubtract ||
+       binary == NodeKind::kMultiply)) {
+    absl::StatusOr<Json> number = binary == NodeKind::kAdd        ? Add(*l, *r)
+                                  : binary == NodeKind::kSubtract ? Subtract(*l, *r)
+                                                                  : Multiply(*l, *r);
+    out = Value::Owned(*std::move(number));
+    return Flow::kContinue;
   }
   Json result;
   if (Flow flow = ArithmeticOf(binary, *l, *r, result); flow != Flow::kContinue) return flow;

@@ -138,12 +138,15 @@ class Interpreter {
   bool Reserve(size_t bytes);
   // Counts one step against the budget and checks the stack bound; every
   // Eval does, and so must a native loop that emits without evaluating.
+  // Runs before every operation, so it takes one comparison for the stack
+  // in the common case: the stack can only pass its bound where it goes
+  // deeper than it ever went in this evaluation.
   Flow CheckBounds() {
     char here;
-    deepest_ = std::min(deepest_, reinterpret_cast<uintptr_t>(&here));
-    if (stack_base_ != nullptr &&
-        static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) {
-      return FailStack();
+    const uintptr_t at = reinterpret_cast<uintptr_t>(&here);
+    if (at < deepest_) {  // never, outside Run (deepest_ 0)
+      deepest_ = at;
+      if (static_cast<size_t>(stack_base_ - &here) > bounds_.max_stack_bytes) return FailStack();
     }
     return Work(1) ? Flow::kContinue : Flow::kError;
   }
@@ -154,8 +157,8 @@ class Interpreter {
   // matching) calls it as it goes and stops when it returns false: the
   // budget is spent and a bound error is pending. Stays false after that.
   bool Work(uint64_t units) {
-    if (error_bound_ != Bound::kNone) return false;
     steps_ += units;
+    // A pending bound error zeroes next_clock_read_: ReadClock says false.
     return steps_ < next_clock_read_ || ReadClock();
   }
   size_t max_string_bytes() const;
@@ -248,7 +251,7 @@ class Interpreter {
   uintptr_t deepest_ = 0;
   uint64_t steps_ = 0;
   // steps_ at which the clock is read next; the first read starts the
-  // budget.
+  // budget. 0 while a bound error is pending (see Work).
   uint64_t next_clock_read_ = kStepsPerClockRead;
   bool clock_read_ = false;
   absl::Time budget_end_ = absl::InfiniteFuture();
