@@ -54,7 +54,7 @@ class Compiler {
     return op;
   }
   // The fold `op` (the right side of a pipe) stands for, if any: the
-  // builtins length, any, all, min and max, and `.[0]` and `.[-1]` whether
+  // builtins length, any, all, min, max and add, and `.[0]` and `.[-1]` whether
   // written so or through a function without parameters that is only
   // that (the prelude's first and last). A redefined builtin is not one.
   static std::optional<Fold> FoldOf(const Op* op) {
@@ -63,7 +63,7 @@ class Compiler {
       if (!op->children.empty() || op->native_name == nullptr) return std::nullopt;
       static constexpr std::pair<std::string_view, Fold> kNatives[] = {
           {"length/0", Fold::kLength}, {"any/0", Fold::kAny}, {"all/0", Fold::kAll},
-          {"min/0", Fold::kMin},       {"max/0", Fold::kMax},
+          {"min/0", Fold::kMin},       {"max/0", Fold::kMax}, {"add/0", Fold::kAdd},
       };
       for (const auto& [name, fold] : kNatives) {
         if (name == op->native_name) return fold;

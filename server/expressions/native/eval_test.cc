@@ -139,6 +139,18 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[.[]] | min", "[3,1,2]", "1"}, Case{"[.[]] | max", "[3,1,2]", "3"},
         Case{"[.[]] | min", "[]", "null"}, Case{R"([.[]] | max)", R"([1,"a",null])", R"("a")"},
         Case{"[.[]] | first | . + 1", "[4,5]", "5"},
+        // `[q] | add` sums numbers and nulls as they come and hands the rest,
+        // behind the sum so far, to `add` itself: same sums, same errors.
+        Case{"[.[]] | add", "[1,2,3]", "6"}, Case{"[.[]] | add", "[]", "null"},
+        Case{"[.[]] | add", "[null,1,null]", "1"}, Case{"[.[]] | add // 0", "[]", "0"},
+        Case{"[.[]] | add", "[1.5,2]", "3.5"}, Case{"[.[]] | add", R"(["a","b"])", R"("ab")"},
+        Case{"[.[]] | add", "[[1],[2]]", "[1,2]"},
+        Case{"[.[]] | add", R"([null,{"a":1},{"b":2}])", R"({"a":1,"b":2})"},
+        Case{"[.[]] | add", R"([1,"a"])", "", R"(cannot add: number (1) and string ("a"))"},
+        Case{"[.[]] | add", "[1,2,[3]]", "", "cannot add: number (3) and array ([3])"},
+        Case{R"([.[] | if . == 2 then error("late") else . end] | add)", R"([1,"a",2])", "",
+             "error: late"},
+        Case{"def add: 7; [.[]] | add", "[1]", "7"},
         Case{"def first: .[1]; [.[]] | first", "[4,5]", "5"},
         Case{"def any: 7; [.[]] | any", "[4,5]", "7"},
         Case{"[.[] | select(.a)] | first // {}", R"([{"a":1,"b":2}])", R"({"a":1,"b":2})"},
@@ -644,7 +656,7 @@ TEST(CompilerTest, CollectThenLengthIsACount) {
   EXPECT_NE(redefined->child(0)->kind, native::OpKind::kFold);
 }
 
-// The other folds: the builtins any, all, min and max, and `.[0]` and
+// The other folds: the builtins any, all, min, max and add, and `.[0]` and
 // `.[-1]` written so or through first and last, but no other index and no
 // redefined builtin.
 TEST(CompilerTest, CollectThenFoldIsAFold) {
@@ -653,6 +665,7 @@ TEST(CompilerTest, CollectThenFoldIsAFold) {
       {"[.[]] | last", native::Fold::kLast},   {"[.[]] | .[-1]", native::Fold::kLast},
       {"[.[]] | any", native::Fold::kAny},     {"[.[]] | all", native::Fold::kAll},
       {"[.[]] | min", native::Fold::kMin},     {"[.[]] | max", native::Fold::kMax},
+      {"[.[]] | add", native::Fold::kAdd},
   };
   // `[q] | f // c`, c a literal: the fold, then the alternative.
   for (const char* source : {"[.[]] | first // {}", "[.[]] | max // 0", "[.[]] | last // []"}) {

@@ -373,11 +373,26 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
   int64_t count = 0;
   bool any = false;
   bool all = true;
-  Value kept;  // kFirst, kLast, kMin, kMax
+  Value kept;                    // kFirst, kLast, kMin, kMax
+  Json sum;                      // kAdd: of the numbers and nulls so far
+  std::optional<Json> gathered;  // kAdd: [sum, the rest...] once one is neither
   if (query != nullptr) {
     Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
       ++count;
       switch (op.fold) {
+        case Fold::kAdd:
+          if (!gathered && (v->is_number() || v->is_null())) {
+            sum = *Add(sum, *v);  // numbers and nulls: it cannot fail
+            break;
+          }
+          if (!gathered) {
+            gathered = Json::array();
+            if (count > 1) gathered->push_back(std::move(sum));
+          }
+          // Charged as the array `[query]` would charge it.
+          if (!Charge(ApproximateBytes(*v))) return Flow::kError;
+          gathered->push_back(*v);
+          break;
         case Fold::kLength:
           break;
         case Fold::kFirst:
@@ -412,6 +427,14 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
       break;
     case Fold::kAll:
       out = Value::Bool(all);
+      break;
+    case Fold::kAdd:
+      if (gathered) {
+        // `add` itself (the pipe's right side) over the gathered array.
+        const Op& add = *op.child(0)->child(1);
+        return EvalOne(add, env, Value::Owned(*std::move(gathered)), out);
+      }
+      out = Value::Owned(std::move(sum));
       break;
     default:
       out = std::move(kept);

@@ -89,6 +89,10 @@ enum class Fold : uint8_t {
   kAll,     // all: whether all are
   kMin,     // min: the first least (null for none)
   kMax,     // max: the last greatest (null for none)
+  // add: numbers and nulls summed as they come; from the first other
+  // output on, the sum so far and the rest are gathered into an array for
+  // `add` itself (its result is a left fold, so that is the same sum).
+  kAdd,
 };
 
 // A destructuring pattern. Variables are numbered slots of the binding
