@@ -56,8 +56,9 @@ std::string FindString(const Json& document, std::initializer_list<absl::string_
 absl::string_view FindStringView(const Json& document,
                                  std::initializer_list<absl::string_view> keys) {
   const Json* value = Find(document, keys);
-  if (value == nullptr || !value->is_string()) return "";
-  return value->get_ref<const std::string&>();
+  // get_ptr, not get_ref: get_ref's checked path is a call of its own.
+  const std::string* text = value != nullptr ? value->get_ptr<const std::string*>() : nullptr;
+  return text != nullptr ? absl::string_view(*text) : absl::string_view();
 }
 
 std::optional<std::string> FindOptionalString(const Json& document,

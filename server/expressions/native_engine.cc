@@ -107,17 +107,26 @@ class NativeSession : public Session {
   // The evaluator uses nlohmann's checked accessors only after checking
   // types; should one still throw (a defect), the evaluation fails rather
   // than the process.
+  // The outputs are made in place in the one result returned: a resolution
+  // evaluates dozens of expressions, and moving outputs costs about what
+  // a short walk does.
   absl::StatusOr<Outputs> EvaluateViews(const Program& program, size_t index,
                                         InputId input) override {
+    absl::StatusOr<Outputs> result(absl::in_place);
     try {
-      return EvaluateUnguarded(program, index, input);
+      if (absl::Status status = EvaluateUnguarded(program, index, input, *result); !status.ok()) {
+        result = std::move(status);
+      }
     } catch (const std::exception& e) {
-      return absl::InternalError(absl::StrCat("native jq engine defect: ", e.what()));
+      result = absl::InternalError(absl::StrCat("native jq engine defect: ", e.what()));
     }
+    return result;
   }
 
  private:
-  absl::StatusOr<Outputs> EvaluateUnguarded(const Program& program, size_t index, InputId input) {
+  // REQUIRES: `outputs` is empty.
+  absl::Status EvaluateUnguarded(const Program& program, size_t index, InputId input,
+                                 Outputs& outputs) {
     if (input < 0 || static_cast<size_t>(input) >= inputs_.size()) {
       return absl::InvalidArgumentError("unknown input");
     }
@@ -130,9 +139,7 @@ class NativeSession : public Session {
     const auto* compiled = static_cast<const NativeProgram*>(&program);
     const EvalLimits& limits = options_.limits;
     if (const auto& plan = compiled->plan(index)) {
-      if (std::optional<Outputs> outputs = Walk(*plan, *inputs_[input])) {
-        return *std::move(outputs);
-      }
+      if (Walk(*plan, *inputs_[input], outputs)) return absl::OkStatus();
     }
     native::EvalBounds bounds;
     bounds.budget = limits.budget;
@@ -140,7 +147,6 @@ class NativeSession : public Session {
     bounds.max_built_bytes = std::min(options_.max_built_bytes, run_.yield_above_built_bytes);
     bounds.max_stack_bytes = options_.max_stack_bytes * kStackScale;
     Interpreter interpreter(bounds);
-    Outputs outputs;
     size_t output_bytes = 0;
     absl::Status limit;
     Flow flow = interpreter.Run(
@@ -178,23 +184,23 @@ class NativeSession : public Session {
       }
       return absl::ResourceExhaustedError(message);
     }
-    return outputs;
+    return absl::OkStatus();
   }
 
-  // The outputs of a plain walk (path_plan.h), or nullopt when the
-  // interpreter must decide: the walk met something unusual, or the
-  // outputs pass a bound (the interpreter then words the error).
-  std::optional<Outputs> Walk(const native::PathPlan& plan, const Json& input) {
+  // The outputs of a plain walk (path_plan.h) in `outputs`; false, with
+  // `outputs` left empty, when the interpreter must decide: the walk met
+  // something unusual, or the outputs pass a bound (the interpreter then
+  // words the error). REQUIRES: `outputs` is empty.
+  bool Walk(const native::PathPlan& plan, const Json& input, Outputs& outputs) {
     views_.clear();
     const EvalLimits& limits = options_.limits;
-    if (!plan.Walk(input, static_cast<size_t>(limits.max_outputs), views_)) return std::nullopt;
+    if (!plan.Walk(input, static_cast<size_t>(limits.max_outputs), views_)) return false;
     size_t bytes = 0;
     for (const Json* view : views_) bytes += native::ApproximateBytes(*view);
-    if (bytes > limits.max_output_bytes) return std::nullopt;
-    Outputs outputs;
+    if (bytes > limits.max_output_bytes) return false;
     outputs.reserve(views_.size());
     for (const Json* view : views_) outputs.push_back(Output::View(*view));
-    return outputs;
+    return true;
   }
 
   const native::Prelude& prelude_;

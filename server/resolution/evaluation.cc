@@ -20,9 +20,11 @@ std::string KeyString(const Json& value) {
 
 absl::StatusOr<expressions::Outputs> Evaluation::Views(definitions::ExprIndex index,
                                                        expressions::Session::InputId input) {
-  auto result = session_.EvaluateViews(*def_.program, static_cast<size_t>(index), input);
+  // One named result, returned on every path: no move of the outputs.
+  absl::StatusOr<expressions::Outputs> result =
+      session_.EvaluateViews(*def_.program, static_cast<size_t>(index), input);
   if (!result.ok()) {
-    return FieldError(result.status().code(), def_.field_paths[index], result.status().message());
+    result = FieldError(result.status().code(), def_.field_paths[index], result.status().message());
   }
   return result;
 }

@@ -95,7 +95,7 @@ int Compare(const Json& a, const Json& b) {
       }
       return CompareDoubles(ToDouble(a), ToDouble(b));
     case 4: {
-      int c = a.get_ref<const std::string&>().compare(b.get_ref<const std::string&>());
+      int c = a.get_ptr<const std::string*>()->compare(*b.get_ptr<const std::string*>());
       return c < 0 ? -1 : (c > 0 ? 1 : 0);
     }
     case 5: {
