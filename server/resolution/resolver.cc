@@ -42,6 +42,10 @@ using PodList = absl::InlinedVector<int, 4>;
 
 // Pods of the workload with what attribution learned about them.
 struct PodEntry {
+  // Made in place from the facts: a braced temporary of this size would be
+  // zeroed and then moved.
+  explicit PodEntry(PodFacts read) : facts(std::move(read)) {}
+
   PodFacts facts;
   Session::InputId input = -1;  // loaded on first use
   std::string instance_id, replica_key;
@@ -170,7 +174,7 @@ class Resolution {
     });
     pods_.reserve(order.size());
     for (int i : order) {
-      pods_.push_back({std::move(candidates[i])});
+      pods_.emplace_back(std::move(candidates[i]));
       const PodFacts& facts = pods_.back().facts;
       if (!facts.requests_problem.empty()) {
         Warn(absl::StrCat("pod ", facts.name, ": ", facts.requests_problem,
