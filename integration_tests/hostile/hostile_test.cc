@@ -116,14 +116,32 @@ std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
 }
 
+// The directories SeedSnapshot made, removed when the test process exits
+// (each test runs in a process of its own; the daemons it started are gone
+// by then), so that test runs leave nothing behind in the temporary
+// directory.
+class SnapshotDirectories {
+ public:
+  ~SnapshotDirectories() {
+    std::error_code ignored;
+    for (const std::string& directory : made_) std::filesystem::remove_all(directory, ignored);
+  }
+  void Add(std::string directory) { made_.push_back(std::move(directory)); }
+
+ private:
+  std::vector<std::string> made_;
+};
+
 // A new snapshot directory `name` under the test's temporary directory
 // holding the seed cluster state, for a daemon's --snapshot.
 std::string SeedSnapshot(const std::string& name) {
   namespace fs = std::filesystem;
-  const std::string snapshot =
-      absl::StrCat(::testing::TempDir(), "/", name, "-", getpid(), "/snapshot");
-  fs::remove_all(snapshot);  // An earlier run's, under a recycled process id.
+  static SnapshotDirectories made;
+  const std::string directory = absl::StrCat(::testing::TempDir(), "/", name, "-", getpid());
+  const std::string snapshot = directory + "/snapshot";
+  fs::remove_all(directory);  // An earlier run's, under a recycled process id.
   fs::create_directories(snapshot);
+  made.Add(directory);
   fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml");
   return snapshot;
 }
