@@ -106,10 +106,9 @@ class NativeSession : public Session {
 
   // The evaluator uses nlohmann's checked accessors only after checking
   // types; should one still throw (a defect), the evaluation fails rather
-  // than the process.
-  // The outputs are made in place in the one result returned: a resolution
-  // evaluates dozens of expressions, and moving outputs costs about what
-  // a short walk does.
+  // than the process. The outputs are made in place in the one result
+  // returned: a resolution evaluates dozens of expressions, and moving
+  // outputs costs about what a short walk does.
   absl::StatusOr<Outputs> EvaluateViews(const Program& program, size_t index,
                                         InputId input) override {
     absl::StatusOr<Outputs> result(absl::in_place);

@@ -23,11 +23,6 @@ namespace {
 const PathNode kRoot{nullptr, PathNode::Kind::kRoot, nullptr};
 const PathNode kInvalid{nullptr, PathNode::Kind::kInvalid, nullptr};
 
-const Frame* Walk(const Frame* env, int depth) {
-  while (depth-- > 0) env = env->parent;
-  return env;
-}
-
 // Whether `output` is `input` itself for gojq's path tracking: the same
 // container, or an equal scalar.
 bool SameValue(const Value& input, const Value& output) {
@@ -464,7 +459,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
     if (CheckBounds() == Flow::kError) return Flow::kError;
     if (op->single) {
       Value out;
-      if (Flow flow = One(*op, env, *input, out); flow != Flow::kContinue) return flow;
+      if (Flow flow = OneCounted(*op, env, *input, out); flow != Flow::kContinue) return flow;
       return emit(out, nullptr);
     }
     switch (op->kind) {
@@ -477,7 +472,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
           return FailBound(Bound::kStack, absl::StrCat("expression recursed too deeply (more than ",
                                                        kMaxTailCalls, " tail calls)"));
         }
-        env = Walk(env, op->depth);
+        env = FrameAt(env, op->depth);
         op = op->function->body.get();
         continue;
       case OpKind::kIf: {
@@ -523,7 +518,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
 std::pair<const Op*, const Frame*> Interpreter::Resolved(const Op& op, const Frame* env) {
   const Op* resolved = &op;
   while (resolved->kind == OpKind::kCallParameter) {
-    const Frame* frame = Walk(env, resolved->depth);
+    const Frame* frame = FrameAt(env, resolved->depth);
     resolved = frame->closure;
     env = frame->closure_env;
   }
@@ -540,20 +535,12 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
       out = Value::Borrowed(op.constant);
       return Flow::kContinue;
 
-    case OpKind::kVariable:
-      out = Walk(env, op.depth)->value;
-      return Flow::kContinue;
-
     case OpKind::kIndex: {
       // The order of Step's: a constant key after the target, any other
-      // key before it.
+      // key before it. (`$name` and `.name` on the input: OneCounted.)
       const Op& key_op = *op.child(1);
       Value target;
       if (key_op.kind == OpKind::kConstant) {
-        // `.name`: the most common step of all, on the input itself.
-        if (op.child(0)->kind == OpKind::kIdentity) {
-          return IndexOf(input, Value::Borrowed(key_op.constant), out);
-        }
         if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
           return flow;
         }
@@ -640,7 +627,7 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
     }
 
     case OpKind::kCallDefined:  // no parameters: the body in its definition's environment
-      return EvalOne(*op.function->body, Walk(env, op.depth), input, out);
+      return EvalOne(*op.function->body, FrameAt(env, op.depth), input, out);
 
     case OpKind::kDefine: {
       Frame definition;
@@ -916,10 +903,10 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
     }
 
     case OpKind::kVariable:
-      return EmitComputed(input, path, Walk(env, op.depth)->value, emit);
+      return EmitComputed(input, path, FrameAt(env, op.depth)->value, emit);
 
     case OpKind::kCallParameter: {
-      const Frame* frame = Walk(env, op.depth);
+      const Frame* frame = FrameAt(env, op.depth);
       return Eval(*frame->closure, frame->closure_env, input, path, emit);
     }
 
@@ -928,7 +915,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
 
     case OpKind::kCallDefined: {
       const FunctionDefinition& function = *op.function;
-      const Frame* definition = Walk(env, op.depth);
+      const Frame* definition = FrameAt(env, op.depth);
       size_t params = function.value_params.size();
       size_t frames = params;
       for (bool value : function.value_params) frames += value;
@@ -1051,7 +1038,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
     }
 
     case OpKind::kBreak:
-      return BreakTo(Walk(env, op.depth));
+      return BreakTo(FrameAt(env, op.depth));
 
     case OpKind::kDefine: {
       Frame definition;

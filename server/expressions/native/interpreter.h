@@ -74,6 +74,12 @@ struct Frame {
   const Frame* closure_env = nullptr;  // ...and the caller's environment
 };
 
+// The frame `depth` bindings up from `env`.
+inline const Frame* FrameAt(const Frame* env, int depth) {
+  for (; depth > 0; --depth) env = env->parent;
+  return env;
+}
+
 // One step of a tracked path, linked to the steps before it.
 struct PathNode {
   enum class Kind : uint8_t { kRoot, kInvalid, kKey };
@@ -109,19 +115,7 @@ class Interpreter {
       return Flow::kContinue;
     }
     if (CheckBounds() == Flow::kError) return Flow::kError;
-    // The two commonest steps, `$name` and `.name`, here rather than
-    // through One's dispatch, whose frame costs about what they do.
-    if (op.kind == OpKind::kVariable) {
-      const Frame* frame = env;
-      for (int depth = op.depth; depth > 0; --depth) frame = frame->parent;
-      out = frame->value;
-      return Flow::kContinue;
-    }
-    if (op.kind == OpKind::kIndex && op.child(0)->kind == OpKind::kIdentity &&
-        op.child(1)->kind == OpKind::kConstant) {
-      return IndexOf(input, Value::Borrowed(op.child(1)->constant), out);
-    }
-    return One(op, env, input, out);
+    return OneCounted(op, env, input, out);
   }
   // Evaluates without tracking paths (conditions, arguments, keys).
   Flow EvalValue(const Op& op, const Frame* env, const Value& input,
@@ -232,7 +226,22 @@ class Interpreter {
   // One step of Eval, its bounds already checked: the operation's own
   // evaluation through continuations.
   Flow Step(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
-  // EvalOne's body, its bounds already checked.
+  // EvalOne's body, its bounds already checked (EvalTail's single-valued
+  // operations come here too): the two commonest steps, `$name` and
+  // `.name`, inline, anything else through One's dispatch, whose frame
+  // costs about what those steps do.
+  Flow OneCounted(const Op& op, const Frame* env, const Value& input, Value& out) {
+    if (op.kind == OpKind::kVariable) {
+      out = FrameAt(env, op.depth)->value;
+      return Flow::kContinue;
+    }
+    if (op.kind == OpKind::kIndex && op.child(0)->kind == OpKind::kIdentity &&
+        op.child(1)->kind == OpKind::kConstant) {
+      return IndexOf(input, Value::Borrowed(op.child(1)->constant), out);
+    }
+    return One(op, env, input, out);
+  }
+  // OneCounted's other operations.
   Flow One(const Op& op, const Frame* env, const Value& input, Value& out);
   // `t[k]` and `l op r` as values, shared by both lanes.
   Flow IndexOf(const Value& target, const Value& key, Value& out);
