@@ -27,7 +27,8 @@ absl::string_view ControllerUidIn(const Json* metadata) {
   if (refs == nullptr || !refs->is_array()) return "";
   for (const Json& ref : refs->get_ref<const Json::array_t&>()) {
     const Json* controller = Member(&ref, "controller");
-    if (controller != nullptr && controller->is_boolean() && controller->get<bool>()) {
+    if (controller != nullptr && controller->is_boolean() &&
+        *controller->get_ptr<const Json::boolean_t*>()) {
       return StringMember(&ref, "uid");
     }
   }

@@ -58,7 +58,7 @@ Flow Of0(Interpreter& in, const Op&, const Frame*, const Value& input, const Pat
 template <Result (*F)(const Json&, const Json&)>
 Flow Of1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
-  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+  return in.EvalOperand(call.operand(0), env, input, path, [&](const Value& a) {
     if (!in.Work(ShallowWorkUnits(*input) + ShallowWorkUnits(*a))) return Flow::kError;
     return Emit0(in, input, path, F(*input, *a), emit);
   });
@@ -68,8 +68,8 @@ Flow Of1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
 template <Result (*F)(const Json&, const Json&, const Json&)>
 Flow Of2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
          const PathNode* path, Emit emit) {
-  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
-    return in.EvalOperand(*call.child(1), env, input, path, [&](const Value& b) {
+  return in.EvalOperand(call.operand(0), env, input, path, [&](const Value& a) {
+    return in.EvalOperand(call.operand(1), env, input, path, [&](const Value& b) {
       size_t units = ShallowWorkUnits(*input) + ShallowWorkUnits(*a) + ShallowWorkUnits(*b);
       if (!in.Work(units)) return Flow::kError;
       return Emit0(in, input, path, F(*input, *a, *b), emit);
@@ -83,7 +83,7 @@ Flow Of2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
 template <Result (*F)(Interpreter&, const Json&, const Json&)>
 Flow Metered1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
               const PathNode* path, Emit emit) {
-  return in.EvalOperand(*call.child(0), env, input, path, [&](const Value& a) {
+  return in.EvalOperand(call.operand(0), env, input, path, [&](const Value& a) {
     return Emit0(in, input, path, F(in, *input, *a), emit);
   });
 }
@@ -131,7 +131,7 @@ Flow Error0(Interpreter& in, const Op&, const Frame*, const Value& input, const 
 
 Flow Error1(Interpreter& in, const Op& call, const Frame* env, const Value& input, const PathNode*,
             Emit) {
-  return in.EvalValue(*call.child(0), env, input,
+  return in.EvalValue(call.operand(0), env, input,
                       [&](const Value& v) { return in.FailWithValue(v); });
 }
 
@@ -153,7 +153,7 @@ Flow Plus(Interpreter& in, const Op&, const Frame*, const Value& input, const Pa
 
 Flow Select(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& condition) {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& condition) {
     return Truthy(*condition) ? emit(input, path) : Flow::kContinue;
   });
 }
@@ -169,7 +169,7 @@ Flow RecurseWith(Interpreter& in, const Op& f, const Frame* env, const Value& in
 
 Flow Recurse1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
               const PathNode* path, Emit emit) {
-  return RecurseWith(in, *call.child(0), env, input, path, emit);
+  return RecurseWith(in, call.operand(0), env, input, path, emit);
 }
 
 Flow Recurse0(Interpreter& in, const Op& call, const Frame* env, const Value& input,
@@ -191,7 +191,7 @@ Flow First(Interpreter& in, const Op& call, const Frame* env, const Value& input
            const PathNode* path, Emit emit) {
   Frame stop;
   Flow downstream = Flow::kContinue;
-  Flow flow = in.Eval(*call.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+  Flow flow = in.Eval(call.operand(0), env, input, path, [&](const Value& v, const PathNode* p) {
     downstream = emit(v, p);
     if (downstream != Flow::kContinue) return downstream;
     return in.BreakTo(&stop);
@@ -206,7 +206,7 @@ Flow Last(Interpreter& in, const Op& call, const Frame* env, const Value& input,
   const PathNode* last_path = nullptr;
   bool any = false;
   Json last_path_array;
-  Flow flow = in.Eval(*call.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+  Flow flow = in.Eval(call.operand(0), env, input, path, [&](const Value& v, const PathNode* p) {
     last = v;
     any = true;
     // The tracked path lives in the generator's frames: keep a copy.
@@ -228,14 +228,14 @@ Flow Last(Interpreter& in, const Op& call, const Frame* env, const Value& input,
 
 Flow Limit(Interpreter& in, const Op& call, const Frame* env, const Value& input,
            const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& n) -> Flow {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& n) -> Flow {
     if (!n->is_number()) return in.Fail("cannot compare: " + TypePreview(*n));
     double count = ToDouble(*n);
     if (count < 0) return in.Fail("limit doesn't support negative count");
     if (count == 0) return Flow::kContinue;
     Frame stop;
     double seen = 0;
-    Flow flow = in.Eval(*call.child(1), env, input, path, [&](const Value& v, const PathNode* p) {
+    Flow flow = in.Eval(call.operand(1), env, input, path, [&](const Value& v, const PathNode* p) {
       Flow downstream = emit(v, p);
       if (downstream != Flow::kContinue) return downstream;
       return ++seen >= count ? in.BreakTo(&stop) : Flow::kContinue;
@@ -249,7 +249,7 @@ Flow IsEmpty(Interpreter& in, const Op& call, const Frame* env, const Value& inp
              const PathNode* path, Emit emit) {
   Frame stop;
   bool empty = true;
-  Flow flow = in.EvalValue(*call.child(0), env, input, [&](const Value&) {
+  Flow flow = in.EvalValue(call.operand(0), env, input, [&](const Value&) {
     empty = false;
     return in.BreakTo(&stop);
   });
@@ -302,12 +302,12 @@ Flow AnyAll0(Interpreter& in, const Op&, const Frame* env, const Value& input, c
 template <bool kAny>
 Flow AnyAll1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
              const PathNode* path, Emit emit) {
-  return AnyAll<kAny>(in, nullptr, *call.child(0), env, input, path, emit);
+  return AnyAll<kAny>(in, nullptr, call.operand(0), env, input, path, emit);
 }
 template <bool kAny>
 Flow AnyAll2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
              const PathNode* path, Emit emit) {
-  return AnyAll<kAny>(in, call.child(0), *call.child(1), env, input, path, emit);
+  return AnyAll<kAny>(in, call.child(0), call.operand(1), env, input, path, emit);
 }
 
 Flow RangeOf(Interpreter& in, const Value& input, const PathNode* path, const Json& from,
@@ -339,23 +339,23 @@ Flow RangeOf(Interpreter& in, const Value& input, const PathNode* path, const Js
 
 Flow Range1(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& to) {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& to) {
     return RangeOf(in, input, path, Json(int64_t{0}), *to, Json(int64_t{1}), emit);
   });
 }
 Flow Range2(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& from) {
-    return in.EvalValue(*call.child(1), env, input, [&](const Value& to) {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& from) {
+    return in.EvalValue(call.operand(1), env, input, [&](const Value& to) {
       return RangeOf(in, input, path, *from, *to, Json(int64_t{1}), emit);
     });
   });
 }
 Flow Range3(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& from) {
-    return in.EvalValue(*call.child(1), env, input, [&](const Value& to) {
-      return in.EvalValue(*call.child(2), env, input, [&](const Value& by) {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& from) {
+    return in.EvalValue(call.operand(1), env, input, [&](const Value& to) {
+      return in.EvalValue(call.operand(2), env, input, [&](const Value& by) {
         return RangeOf(in, input, path, *from, *to, *by, emit);
       });
     });
@@ -366,7 +366,7 @@ Flow Range3(Interpreter& in, const Op& call, const Frame* env, const Value& inpu
 
 Flow PathOf(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
-  return in.Eval(*call.child(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
+  return in.Eval(call.operand(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
     Json array = Interpreter::PathArray(p);
     if (array.is_null()) return in.Fail("invalid path against: " + TypePreview(*v));
     return in.EmitComputed(input, path, Value::Owned(std::move(array)), emit);
@@ -375,7 +375,7 @@ Flow PathOf(Interpreter& in, const Op& call, const Frame* env, const Value& inpu
 
 Flow GetPathOf(Interpreter& in, const Op& call, const Frame* env, const Value& input,
                const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& keys) -> Flow {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& keys) -> Flow {
     if (!keys->is_array()) {
       return in.Fail("getpath(" + Preview(*keys) +
                      ") cannot be applied to: " + TypePreview(*input));
@@ -980,7 +980,7 @@ Flow Map(Interpreter& in, const Op& call, const Frame* env, const Value& input,
   if (!v.is_structured()) return in.Fail("cannot iterate over: " + TypePreview(v));
   Json out = Json::array();
   for (auto it = v.begin(); it != v.end(); ++it) {
-    Flow flow = in.EvalValue(*call.child(0), env, input.Member(*it), [&](const Value& x) -> Flow {
+    Flow flow = in.EvalValue(call.operand(0), env, input.Member(*it), [&](const Value& x) -> Flow {
       if (!in.Charge(ApproximateBytes(*x))) return Flow::kError;
       out.push_back(*x);
       return Flow::kContinue;
@@ -1025,7 +1025,7 @@ std::vector<size_t> SortedOrder(const std::vector<Json>& keys) {
 Flow SortBy(Interpreter& in, const Op& call, const Frame* env, const Value& input,
             const PathNode* path, Emit emit) {
   std::vector<Json> keys;
-  if (Flow flow = KeysBy(in, *call.child(0), env, input, "sort_by", keys);
+  if (Flow flow = KeysBy(in, call.operand(0), env, input, "sort_by", keys);
       flow != Flow::kContinue) {
     return flow;
   }
@@ -1037,7 +1037,7 @@ Flow SortBy(Interpreter& in, const Op& call, const Frame* env, const Value& inpu
 Flow GroupBy(Interpreter& in, const Op& call, const Frame* env, const Value& input,
              const PathNode* path, Emit emit) {
   std::vector<Json> keys;
-  if (Flow flow = KeysBy(in, *call.child(0), env, input, "group_by", keys);
+  if (Flow flow = KeysBy(in, call.operand(0), env, input, "group_by", keys);
       flow != Flow::kContinue) {
     return flow;
   }
@@ -1054,7 +1054,7 @@ Flow GroupBy(Interpreter& in, const Op& call, const Frame* env, const Value& inp
 Flow UniqueBy(Interpreter& in, const Op& call, const Frame* env, const Value& input,
               const PathNode* path, Emit emit) {
   std::vector<Json> keys;
-  if (Flow flow = KeysBy(in, *call.child(0), env, input, "unique_by", keys);
+  if (Flow flow = KeysBy(in, call.operand(0), env, input, "unique_by", keys);
       flow != Flow::kContinue) {
     return flow;
   }
@@ -1071,7 +1071,7 @@ template <bool kMin>
 Flow MinMaxBy(Interpreter& in, const Op& call, const Frame* env, const Value& input,
               const PathNode* path, Emit emit) {
   std::vector<Json> keys;
-  if (Flow flow = KeysBy(in, *call.child(0), env, input, kMin ? "min_by" : "max_by", keys);
+  if (Flow flow = KeysBy(in, call.operand(0), env, input, kMin ? "min_by" : "max_by", keys);
       flow != Flow::kContinue) {
     return flow;
   }
@@ -1194,9 +1194,9 @@ Result MatchImpl(Interpreter& in, const Json& v, const Json& re, const Json& fla
 
 Flow Match(Interpreter& in, const Op& call, const Frame* env, const Value& input,
            const PathNode* path, Emit emit) {
-  return in.EvalValue(*call.child(0), env, input, [&](const Value& re) {
-    return in.EvalValue(*call.child(1), env, input, [&](const Value& flags) {
-      return in.EvalValue(*call.child(2), env, input, [&](const Value& test) {
+  return in.EvalValue(call.operand(0), env, input, [&](const Value& re) {
+    return in.EvalValue(call.operand(1), env, input, [&](const Value& flags) {
+      return in.EvalValue(call.operand(2), env, input, [&](const Value& test) {
         // Not Emit0: MatchImpl has charged what it built.
         Result matches = MatchImpl(in, *input, *re, *flags, Truthy(*test));
         if (in.error_is_bound()) return Flow::kError;

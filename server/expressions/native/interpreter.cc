@@ -362,33 +362,20 @@ Flow Interpreter::ArithmeticOf(NodeKind arithmetic, const Json& l, const Json& r
 }
 
 Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Value& out) {
+  if (op.fold == Fold::kAdd) return AddFoldOf(op, env, input, out);
   // The query of the pipe's array, as gojq would collect it: to the end,
   // so an error after the deciding output is still an error.
-  const Op* query = op.child(0)->child(0)->child(0);
+  const Op* query = op.operand(0).operand(0).child(0);
   int64_t count = 0;
   bool any = false;
   bool all = true;
-  Value kept;                    // kFirst, kLast, kMin, kMax
-  Json sum;                      // kAdd: of the numbers and nulls so far
-  std::optional<Json> gathered;  // kAdd: [sum, the rest...] once one is neither
+  Value kept;  // kFirst, kLast, kMin, kMax
   if (query != nullptr) {
     Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
       ++count;
       switch (op.fold) {
-        case Fold::kAdd:
-          if (!gathered && (v->is_number() || v->is_null())) {
-            sum = *Add(sum, *v);  // numbers and nulls: it cannot fail
-            break;
-          }
-          if (!gathered) {
-            gathered = Json::array();
-            if (count > 1) gathered->push_back(std::move(sum));
-          }
-          // Charged as the array `[query]` would charge it.
-          if (!Charge(ApproximateBytes(*v))) return Flow::kError;
-          gathered->push_back(*v);
-          break;
         case Fold::kLength:
+        case Fold::kAdd:  // AddFoldOf's
           break;
         case Fold::kFirst:
           if (count == 1) kept = v;
@@ -415,7 +402,7 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
   }
   switch (op.fold) {
     case Fold::kLength:
-      out = Value::Owned(Json(count));
+      out = Value::Integer(count);
       break;
     case Fold::kAny:
       out = Value::Bool(any);
@@ -423,17 +410,42 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
     case Fold::kAll:
       out = Value::Bool(all);
       break;
-    case Fold::kAdd:
-      if (gathered) {
-        // `add` itself (the pipe's right side) over the gathered array.
-        const Op& add = *op.child(0)->child(1);
-        return EvalOne(add, env, Value::Owned(*std::move(gathered)), out);
-      }
-      out = Value::Owned(std::move(sum));
-      break;
     default:
       out = std::move(kept);
   }
+  return Flow::kContinue;
+}
+
+Flow Interpreter::AddFoldOf(const Op& op, const Frame* env, const Value& input, Value& out) {
+  const Op* query = op.operand(0).operand(0).child(0);
+  bool first = true;
+  Json sum;                      // of the numbers and nulls so far
+  std::optional<Json> gathered;  // [sum, the rest...] once one is neither
+  if (query != nullptr) {
+    Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
+      if (!gathered && (v->is_number() || v->is_null())) {
+        sum = *Add(sum, *v);  // numbers and nulls: it cannot fail
+        first = false;
+        return Flow::kContinue;
+      }
+      if (!gathered) {
+        gathered = Json::array();
+        if (!first) gathered->push_back(std::move(sum));
+        first = false;
+      }
+      // Charged as the array `[query]` would charge it.
+      if (!Charge(ApproximateBytes(*v))) return Flow::kError;
+      gathered->push_back(*v);
+      return Flow::kContinue;
+    });
+    if (flow != Flow::kContinue) return flow;
+  }
+  if (gathered) {
+    // `add` itself (the pipe's right side) over the gathered array.
+    const Op& add = op.operand(0).operand(1);
+    return EvalOne(add, env, Value::Owned(*std::move(gathered)), out);
+  }
+  out = Value::Owned(std::move(sum));
   return Flow::kContinue;
 }
 
@@ -476,7 +488,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
         op = op->function->body.get();
         continue;
       case OpKind::kIf: {
-        auto [condition, condition_env] = Resolved(*op->child(0), env);
+        auto [condition, condition_env] = Resolved(op->operand(0), env);
         if (!condition->single) break;  // a branch per output
         Value truth;
         if (Flow flow = EvalOne(*condition, condition_env, *input, truth);
@@ -489,7 +501,7 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
         continue;
       }
       case OpKind::kPipe: {
-        auto [left, left_env] = Resolved(*op->child(0), env);
+        auto [left, left_env] = Resolved(op->operand(0), env);
         if (!left->single) break;  // the right side per output
         Value out;
         if (Flow flow = EvalOne(*left, left_env, *input, out); flow != Flow::kContinue) {
@@ -499,13 +511,13 @@ Flow Interpreter::EvalTail(const Op& first, const Frame* first_env, const Value&
         // may go.
         current.emplace(std::move(out));
         input = &*current;
-        op = op->child(1);
+        op = &op->operand(1);
         continue;
       }
       case OpKind::kComma: {
-        Flow flow = EvalTail(*op->child(0), env, *input, emit);
+        Flow flow = EvalTail(op->operand(0), env, *input, emit);
         if (flow != Flow::kContinue) return flow;
-        op = op->child(1);
+        op = &op->operand(1);
         continue;
       }
       default:
@@ -538,17 +550,17 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
     case OpKind::kIndex: {
       // The order of Step's: a constant key after the target, any other
       // key before it. (`$name` and `.name` on the input: OneCounted.)
-      const Op& key_op = *op.child(1);
+      const Op& key_op = op.operand(1);
       Value target;
       if (key_op.kind == OpKind::kConstant) {
-        if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
+        if (Flow flow = EvalOne(op.operand(0), env, input, target); flow != Flow::kContinue) {
           return flow;
         }
         return IndexOf(target, Value::Borrowed(key_op.constant), out);
       }
       Value key;
       if (Flow flow = EvalOne(key_op, env, input, key); flow != Flow::kContinue) return flow;
-      if (Flow flow = EvalOne(*op.child(0), env, input, target); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(0), env, input, target); flow != Flow::kContinue) {
         return flow;
       }
       return IndexOf(target, key, out);
@@ -556,22 +568,22 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
 
     case OpKind::kPipe: {
       Value middle;
-      if (Flow flow = EvalOne(*op.child(0), env, input, middle); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(0), env, input, middle); flow != Flow::kContinue) {
         return flow;
       }
-      return EvalOne(*op.child(1), env, middle, out);
+      return EvalOne(op.operand(1), env, middle, out);
     }
 
     case OpKind::kAlternative:
-      if (Flow flow = EvalOne(*op.child(0), env, input, out); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(op.operand(0), env, input, out); flow != Flow::kContinue) return flow;
       if (Truthy(*out)) return Flow::kContinue;
-      return EvalOne(*op.child(1), env, input, out);
+      return EvalOne(op.operand(1), env, input, out);
 
     case OpKind::kAnd:
     case OpKind::kOr: {
       bool is_and = op.kind == OpKind::kAnd;
       Value side;
-      if (Flow flow = EvalOne(*op.child(0), env, input, side); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(0), env, input, side); flow != Flow::kContinue) {
         return flow;
       }
       bool left = Truthy(*side);
@@ -579,7 +591,7 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
         out = Value::Bool(!is_and);
         return Flow::kContinue;
       }
-      if (Flow flow = EvalOne(*op.child(1), env, input, side); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(1), env, input, side); flow != Flow::kContinue) {
         return flow;
       }
       out = Value::Bool(Truthy(*side));
@@ -589,14 +601,14 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
     case OpKind::kBinary: {
       // The right operand first, as in Step.
       Value l, r;
-      if (Flow flow = EvalOne(*op.child(1), env, input, r); flow != Flow::kContinue) return flow;
-      if (Flow flow = EvalOne(*op.child(0), env, input, l); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(op.operand(1), env, input, r); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(op.operand(0), env, input, l); flow != Flow::kContinue) return flow;
       return BinaryOf(op.binary, l, r, out);
     }
 
     case OpKind::kNegate: {
       Value v;
-      if (Flow flow = EvalOne(*op.child(0), env, input, v); flow != Flow::kContinue) return flow;
+      if (Flow flow = EvalOne(op.operand(0), env, input, v); flow != Flow::kContinue) return flow;
       auto negated = Negate(*v);
       if (!negated.ok()) return Fail(negated.status());
       out = Value::Owned(*std::move(negated));
@@ -605,7 +617,7 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
 
     case OpKind::kIf: {
       Value condition;
-      if (Flow flow = EvalOne(*op.child(0), env, input, condition); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(0), env, input, condition); flow != Flow::kContinue) {
         return flow;
       }
       const Op* branch = Truthy(*condition) ? op.child(1) : op.child(2);
@@ -620,10 +632,10 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
       // `source as $x | body`: one frame.
       Frame slot;
       slot.parent = env;
-      if (Flow flow = EvalOne(*op.child(0), env, input, slot.value); flow != Flow::kContinue) {
+      if (Flow flow = EvalOne(op.operand(0), env, input, slot.value); flow != Flow::kContinue) {
         return flow;
       }
-      return EvalOne(*op.child(1), &slot, input, out);
+      return EvalOne(op.operand(1), &slot, input, out);
     }
 
     case OpKind::kCallDefined:  // no parameters: the body in its definition's environment
@@ -632,7 +644,7 @@ Flow Interpreter::One(const Op& op, const Frame* env, const Value& input, Value&
     case OpKind::kDefine: {
       Frame definition;
       definition.parent = env;
-      return EvalOne(*op.child(0), &definition, input, out);
+      return EvalOne(op.operand(0), &definition, input, out);
     }
 
     case OpKind::kFold:
@@ -703,8 +715,8 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
         PathNode node{p, PathNode::Kind::kKey, &*key};
         return consumer.Pass(emit(out, p ? &node : nullptr));
       };
-      const Op& target_op = *op.child(0);
-      const Op& key_op = *op.child(1);
+      const Op& target_op = op.operand(0);
+      const Op& key_op = op.operand(1);
       if (op.optional || key_op.kind == OpKind::kConstant) {
         // An optional step is gojq's `x | try .[k]`: k is evaluated for each
         // x, against x (docs/divergences.md rule 6).
@@ -759,7 +771,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
       if (op.optional || constant_bounds) {
         // As for kIndex: an optional step's bounds are evaluated for each
         // target, against it.
-        return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+        return Eval(op.operand(0), env, input, path, [&](const Value& target, const PathNode* p) {
           Flow flow = bounds(op.optional ? target : input, [&](const Json& from, const Json& to) {
             return slice(target, p, from, to);
           });
@@ -767,7 +779,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
         });
       }
       return bounds(input, [&](const Json& from, const Json& to) {
-        return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+        return Eval(op.operand(0), env, input, path, [&](const Value& target, const PathNode* p) {
           return slice(target, p, from, to);
         });
       });
@@ -775,7 +787,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
 
     case OpKind::kIterate: {
       ConsumerErrors consumer;
-      return Eval(*op.child(0), env, input, path, [&](const Value& target, const PathNode* p) {
+      return Eval(op.operand(0), env, input, path, [&](const Value& target, const PathNode* p) {
         const Json& t = *target;
         Flow flow = Flow::kContinue;
         if (!t.is_structured()) {
@@ -855,7 +867,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
     case OpKind::kArray: {
       Json array = Json::array();
       if (op.child(0) != nullptr) {
-        Flow flow = EvalOperand(*op.child(0), env, input, path, [&](const Value& v) -> Flow {
+        Flow flow = EvalOperand(op.operand(0), env, input, path, [&](const Value& v) -> Flow {
           if (!Charge(ApproximateBytes(*v))) return Flow::kError;
           array.push_back(*v);
           return Flow::kContinue;
@@ -950,51 +962,51 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
     }
 
     case OpKind::kNegate:
-      return EvalOperand(*op.child(0), env, input, path, [&](const Value& v) -> Flow {
+      return EvalOperand(op.operand(0), env, input, path, [&](const Value& v) -> Flow {
         auto negated = Negate(*v);
         if (!negated.ok()) return Fail(negated.status());
         return EmitComputed(input, path, Value::Owned(*std::move(negated)), emit);
       });
 
     case OpKind::kPipe:
-      return Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
-        return Eval(*op.child(1), env, v, p, emit);
+      return Eval(op.operand(0), env, input, path, [&](const Value& v, const PathNode* p) {
+        return Eval(op.operand(1), env, v, p, emit);
       });
 
     case OpKind::kFold: {
       // Tracking paths, the array's invalid path is part of the meaning.
-      if (path != nullptr) return Eval(*op.child(0), env, input, path, emit);
+      if (path != nullptr) return Eval(op.operand(0), env, input, path, emit);
       Value out;
       if (Flow flow = FoldOf(op, env, input, out); flow != Flow::kContinue) return flow;
       return emit(out, nullptr);
     }
 
     case OpKind::kComma: {
-      Flow flow = Eval(*op.child(0), env, input, path, emit);
+      Flow flow = Eval(op.operand(0), env, input, path, emit);
       if (flow != Flow::kContinue) return flow;
-      return Eval(*op.child(1), env, input, path, emit);
+      return Eval(op.operand(1), env, input, path, emit);
     }
 
     case OpKind::kAlternative: {
       // The truthy outputs of the left side, or, when there are none, the
       // right side's. Errors on the left are not caught (as in gojq).
       bool found = false;
-      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+      Flow flow = Eval(op.operand(0), env, input, path, [&](const Value& v, const PathNode* p) {
         if (!Truthy(*v)) return Flow::kContinue;
         found = true;
         return emit(v, p);
       });
       if (flow != Flow::kContinue || found) return flow;
-      return Eval(*op.child(1), env, input, path, emit);
+      return Eval(op.operand(1), env, input, path, emit);
     }
 
     case OpKind::kAnd:
     case OpKind::kOr: {
       bool is_and = op.kind == OpKind::kAnd;
-      return EvalValue(*op.child(0), env, input, [&](const Value& l) -> Flow {
+      return EvalValue(op.operand(0), env, input, [&](const Value& l) -> Flow {
         bool left = Truthy(*l);
         if (is_and ? !left : left) return EmitComputed(input, path, Value::Bool(!is_and), emit);
-        return EvalValue(*op.child(1), env, input, [&](const Value& r) {
+        return EvalValue(op.operand(1), env, input, [&](const Value& r) {
           return EmitComputed(input, path, Value::Bool(Truthy(*r)), emit);
         });
       });
@@ -1002,8 +1014,8 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
 
     case OpKind::kBinary:
       // gojq evaluates the right operand first, then the left for each.
-      return EvalOperand(*op.child(1), env, input, path, [&](const Value& r) {
-        return EvalOperand(*op.child(0), env, input, path, [&](const Value& l) -> Flow {
+      return EvalOperand(op.operand(1), env, input, path, [&](const Value& r) {
+        return EvalOperand(op.operand(0), env, input, path, [&](const Value& l) -> Flow {
           Value out;
           if (Flow flow = BinaryOf(op.binary, l, r, out); flow != Flow::kContinue) return flow;
           return EmitComputed(input, path, std::move(out), emit);
@@ -1011,7 +1023,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
       });
 
     case OpKind::kIf:
-      return EvalValue(*op.child(0), env, input, [&](const Value& condition) {
+      return EvalValue(op.operand(0), env, input, [&](const Value& condition) {
         const Op* branch = Truthy(*condition) ? op.child(1) : op.child(2);
         if (branch == nullptr) return emit(input, path);
         return Eval(*branch, env, input, path, emit);
@@ -1019,20 +1031,20 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
 
     case OpKind::kTry: {
       ConsumerErrors consumer;
-      Flow flow = Eval(*op.child(0), env, input, path, [&](const Value& v, const PathNode* p) {
+      Flow flow = Eval(op.operand(0), env, input, path, [&](const Value& v, const PathNode* p) {
         return consumer.Pass(emit(v, p));
       });
       if (flow != Flow::kError || consumer.raised() || error_is_bound()) return flow;
       Value caught = error_value_;
       ClearError();
       if (op.child(1) == nullptr) return Flow::kContinue;
-      return Eval(*op.child(1), env, caught, path ? &kInvalid : nullptr, emit);
+      return Eval(op.operand(1), env, caught, path ? &kInvalid : nullptr, emit);
     }
 
     case OpKind::kLabel: {
       Frame label;
       label.parent = env;
-      Flow flow = Eval(*op.child(0), &label, input, path, emit);
+      Flow flow = Eval(op.operand(0), &label, input, path, emit);
       if (flow == Flow::kBreak && break_target_ == &label) return Flow::kContinue;
       return flow;
     }
@@ -1043,7 +1055,7 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
     case OpKind::kDefine: {
       Frame definition;
       definition.parent = env;
-      return Eval(*op.child(0), &definition, input, path, emit);
+      return Eval(op.operand(0), &definition, input, path, emit);
     }
 
     case OpKind::kBind:

@@ -235,9 +235,9 @@ class Interpreter {
       out = FrameAt(env, op.depth)->value;
       return Flow::kContinue;
     }
-    if (op.kind == OpKind::kIndex && op.child(0)->kind == OpKind::kIdentity &&
-        op.child(1)->kind == OpKind::kConstant) {
-      return IndexOf(input, Value::Borrowed(op.child(1)->constant), out);
+    if (op.kind == OpKind::kIndex && op.operand(0).kind == OpKind::kIdentity &&
+        op.operand(1).kind == OpKind::kConstant) {
+      return IndexOf(input, Value::Borrowed(op.operand(1).constant), out);
     }
     return One(op, env, input, out);
   }
@@ -252,6 +252,8 @@ class Interpreter {
   Flow ArithmeticOf(NodeKind arithmetic, const Json& l, const Json& r, Json& out);
   // A kFold's value.
   Flow FoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
+  // A Fold::kAdd's: apart, so that the other folds build no sum.
+  Flow AddFoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
   // `as`, `reduce`, `foreach` (interpreter_bindings.cc).
   Flow EvalBinding(const Op& op, const Frame* env, const Value& input, const PathNode* path,
                    Emit emit);

@@ -86,12 +86,13 @@ Flow Interpreter::EvalBinding(const Op& op, const Frame* env, const Value& input
     // `source as P1 ?// P2 ... | body`: each source output destructured by
     // the first pattern; when destructuring or the body fails, the next
     // pattern is tried with every variable reset to null.
-    return EvalValue(*op.child(0), env, input, [&](const Value& v) -> Flow {
+    return EvalValue(op.operand(0), env, input, [&](const Value& v) -> Flow {
       for (size_t i = 0; i < op.patterns.size(); ++i) {
         slots.Reset();
         bool last = i + 1 == op.patterns.size();
-        Flow flow = Destructure(op.patterns[i], v, slots.data(), slots.top(),
-                                [&] { return Eval(*op.child(1), slots.top(), input, path, emit); });
+        Flow flow = Destructure(op.patterns[i], v, slots.data(), slots.top(), [&] {
+          return Eval(op.operand(1), slots.top(), input, path, emit);
+        });
         if (flow != Flow::kError || last || error_is_bound()) return flow;
         ClearError();
       }
@@ -103,15 +104,15 @@ Flow Interpreter::EvalBinding(const Op& op, const Frame* env, const Value& input
   bool is_foreach = op.kind == OpKind::kForeach;
   // The state is the last output of the update for each item (an update
   // with no output leaves it as it was, as in gojq).
-  return EvalValue(*op.child(1), env, input, [&](const Value& init) -> Flow {
+  return EvalValue(op.operand(1), env, input, [&](const Value& init) -> Flow {
     Value state = init;
-    Flow flow = EvalValue(*op.child(0), env, input, [&](const Value& item) {
+    Flow flow = EvalValue(op.operand(0), env, input, [&](const Value& item) {
       return Destructure(pattern, item, slots.data(), slots.top(), [&]() -> Flow {
-        return EvalValue(*op.child(2), slots.top(), state, [&](const Value& next) -> Flow {
+        return EvalValue(op.operand(2), slots.top(), state, [&](const Value& next) -> Flow {
           state = next;
           if (!is_foreach) return Flow::kContinue;
           if (op.child(3) == nullptr) return EmitComputed(input, path, next, emit);
-          return EvalValue(*op.child(3), slots.top(), next, [&](const Value& extracted) {
+          return EvalValue(op.operand(3), slots.top(), next, [&](const Value& extracted) {
             return EmitComputed(input, path, extracted, emit);
           });
         });

@@ -28,12 +28,12 @@ bool ConstantPath(const Op& op, Json& path) {
     path = Json::array();
     return true;
   }
-  if (op.kind != OpKind::kIndex || op.optional || op.child(1)->kind != OpKind::kConstant) {
+  if (op.kind != OpKind::kIndex || op.optional || op.operand(1).kind != OpKind::kConstant) {
     return false;
   }
-  const Json& key = op.child(1)->constant;
+  const Json& key = op.operand(1).constant;
   if (!key.is_string() && !key.is_number()) return false;
-  if (!ConstantPath(*op.child(0), path)) return false;
+  if (!ConstantPath(op.operand(0), path)) return false;
   path.push_back(key);
   return true;
 }
@@ -62,9 +62,9 @@ NodeKind ArithmeticOfUpdate(NodeKind update) {
 Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
                              const PathNode* path, Emit emit) {
   Json constant_path;
-  if (op.binary == NodeKind::kAssign && ConstantPath(*op.child(0), constant_path)) {
+  if (op.binary == NodeKind::kAssign && ConstantPath(op.operand(0), constant_path)) {
     // gojq sets a constant path directly (setpath), without walking it.
-    return EvalValue(*op.child(1), env, input, [&](const Value& value) -> Flow {
+    return EvalValue(op.operand(1), env, input, [&](const Value& value) -> Flow {
       if (!Charge(ApproximateBytes(*input))) return Flow::kError;
       Json state = *input;
       if (auto status = SetPath(state, constant_path, *value, kMaxArrayIndex); !status.ok()) {
@@ -76,7 +76,7 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
     });
   }
   std::vector<Json> paths;
-  Flow flow = Eval(*op.child(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
+  Flow flow = Eval(op.operand(0), env, input, RootPath(), [&](const Value& v, const PathNode* p) {
     Json array = PathArray(p);
     if (array.is_null()) return Fail("invalid path against: " + TypePreview(*v));
     paths.push_back(std::move(array));
@@ -126,7 +126,7 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
     return modify([&](const Value& current, Json& out, bool& present) {
       // The first output of the update, as gojq's label/break does.
       Frame stop;
-      Flow f = EvalValue(*op.child(1), env, current, [&](const Value& v) {
+      Flow f = EvalValue(op.operand(1), env, current, [&](const Value& v) {
         out = *v;
         present = true;
         return BreakTo(&stop);
@@ -136,7 +136,7 @@ Flow Interpreter::EvalUpdate(const Op& op, const Frame* env, const Value& input,
     });
   }
 
-  return EvalValue(*op.child(1), env, input, [&](const Value& operand) -> Flow {
+  return EvalValue(op.operand(1), env, input, [&](const Value& operand) -> Flow {
     if (op.binary == NodeKind::kAssign) {
       return modify([&](const Value&, Json& out, bool& present) {
         out = *operand;

@@ -13,7 +13,7 @@ namespace {
 int TypeIndex(const Json& v) {
   switch (v.type()) {
     case Json::value_t::boolean:
-      return v.get<bool>() ? 2 : 1;
+      return BoolOf(v) ? 2 : 1;
     case Json::value_t::number_integer:
     case Json::value_t::number_unsigned:
     case Json::value_t::number_float:
@@ -31,12 +31,12 @@ int TypeIndex(const Json& v) {
 
 // Whether v is an int64 (uint64 values above INT64_MAX count as doubles).
 bool IsInt(const Json& v) {
-  if (v.is_number_unsigned()) return v.get<uint64_t>() <= uint64_t{INT64_MAX};
+  if (v.is_number_unsigned()) return UnsignedOf(v) <= uint64_t{INT64_MAX};
   return v.is_number_integer();
 }
 
 int64_t AsInt(const Json& v) {
-  return v.is_number_unsigned() ? static_cast<int64_t>(v.get<uint64_t>()) : v.get<int64_t>();
+  return v.is_number_unsigned() ? static_cast<int64_t>(UnsignedOf(v)) : SignedOf(v);
 }
 
 int CompareDoubles(double l, double r) {
@@ -64,9 +64,9 @@ Json DeepMerge(const Json& l, const Json& r) {
 }  // namespace
 
 double ToDouble(const Json& value) {
-  if (value.is_number_float()) return value.get<double>();
-  if (value.is_number_unsigned()) return static_cast<double>(value.get<uint64_t>());
-  return static_cast<double>(value.get<int64_t>());
+  if (value.is_number_float()) return DoubleOf(value);
+  if (value.is_number_unsigned()) return static_cast<double>(UnsignedOf(value));
+  return static_cast<double>(SignedOf(value));
 }
 
 int64_t ToInt(const Json& value) {

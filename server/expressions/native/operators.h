@@ -26,8 +26,17 @@ namespace wm::expressions::native {
 int Compare(const Json& a, const Json& b);
 inline bool Equal(const Json& a, const Json& b) { return Compare(a, b) == 0; }
 
+// Scalars read in place. nlohmann's get<T>() converts through an
+// out-of-line from_json that tests the type again (and could throw); an
+// evaluation reads a boolean or a number at most of its steps, after a
+// type test of its own. REQUIRES: v is of the type read.
+inline bool BoolOf(const Json& v) { return *v.get_ptr<const Json::boolean_t*>(); }
+inline int64_t SignedOf(const Json& v) { return *v.get_ptr<const Json::number_integer_t*>(); }
+inline uint64_t UnsignedOf(const Json& v) { return *v.get_ptr<const Json::number_unsigned_t*>(); }
+inline double DoubleOf(const Json& v) { return *v.get_ptr<const Json::number_float_t*>(); }
+
 // jq truthiness: everything but null and false.
-inline bool Truthy(const Json& v) { return !(v.is_null() || (v.is_boolean() && !v.get<bool>())); }
+inline bool Truthy(const Json& v) { return !(v.is_null() || (v.is_boolean() && !BoolOf(v))); }
 
 // A number as Json, integral doubles as integers (see above).
 Json MakeNumber(double value);

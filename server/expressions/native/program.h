@@ -145,7 +145,13 @@ struct Op {
   std::vector<Pattern> patterns;
   std::vector<std::unique_ptr<Op>> children;
 
+  // The i-th child, or null where the kind's child is optional (an `if`
+  // without `else`, a `try` without a handler, `[]`).
   const Op* child(size_t i) const { return i < children.size() ? children[i].get() : nullptr; }
+  // The i-th child where the kind always has one (the comments of OpKind):
+  // child(i) without its bound check, which the interpreter would pay on
+  // nearly every step. REQUIRES: i < children.size().
+  const Op& operand(size_t i) const { return *children[i]; }
 };
 
 }  // namespace wm::expressions::native

@@ -48,7 +48,7 @@ class Value {
       v.SetScalar(json);
       return v;
     }
-    if (json.is_boolean()) return Bool(json.get<bool>());
+    if (json.is_boolean()) return Bool(*json.get_ptr<const Json::boolean_t*>());
     if (json.is_null()) return Null();
     auto owner = std::make_shared<const Json>(std::move(json));
     const Json* pointer = owner.get();
@@ -66,6 +66,14 @@ class Value {
   Value& operator=(Value&& other) noexcept {
     if (this != &other) MoveFrom(std::move(other));
     return *this;
+  }
+
+  // A computed integer (a count), held inline as Owned holds numbers.
+  static Value Integer(int64_t n) {
+    Value v;
+    new (&v.scalar_.json) Json(n);
+    v.json_ = &v.scalar_.json;
+    return v;
   }
 
   static Value Bool(bool b) { return Borrowed(b ? TrueJson() : FalseJson()); }
@@ -119,9 +127,20 @@ class Value {
       : json_(json), owner_(std::move(owner)) {}
 
   bool Inline() const { return json_ == &scalar_.json; }
-  // REQUIRES: `number` is a number.
+  // REQUIRES: `number` is a number. Made from the number itself, not by
+  // Json's copy constructor (an out-of-line call for any type): every copy
+  // and move of a computed number comes here.
   void SetScalar(const Json& number) {
-    new (&scalar_.json) Json(number);
+    switch (number.type()) {
+      case Json::value_t::number_unsigned:
+        new (&scalar_.json) Json(*number.get_ptr<const Json::number_unsigned_t*>());
+        break;
+      case Json::value_t::number_float:
+        new (&scalar_.json) Json(*number.get_ptr<const Json::number_float_t*>());
+        break;
+      default:
+        new (&scalar_.json) Json(*number.get_ptr<const Json::number_integer_t*>());
+    }
     json_ = &scalar_.json;
   }
   void CopyFrom(const Value& other) {
