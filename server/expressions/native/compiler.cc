@@ -579,6 +579,12 @@ absl::StatusOr<std::unique_ptr<Op>> Compiler::Define(const Node& node) {
 // marked before the rest of its scope, so every call after it knows
 // whether the function is single-valued; a call inside the body itself
 // (recursion) sees `single` still false.
+// Whether `op` is a call of the builtin select (not a redefinition).
+bool IsSelect(const Op& op) {
+  return op.kind == OpKind::kCallNative && op.native_name != nullptr &&
+         std::string_view(op.native_name) == "select/1";
+}
+
 void MarkSingle(Op& op) {
   if (op.owned_function != nullptr) {
     MarkSingle(*op.owned_function->body);
@@ -605,9 +611,16 @@ void MarkSingle(Op& op) {
     case OpKind::kVariable:
     case OpKind::kFormat:
     case OpKind::kArray:  // collects its query's outputs
-    case OpKind::kFold:
       op.single = true;
       break;
+    case OpKind::kFold: {
+      op.single = true;
+      // [pipe]: [array, f]; array: [query?].
+      const Op* query = op.operand(0).operand(0).child(0);
+      op.select_filter = query != nullptr && query->kind == OpKind::kPipe &&
+                         IsSelect(query->operand(1)) && query->operand(1).operand(0).single;
+      break;
+    }
     case OpKind::kIndex:
       op.single = !op.optional && one(0) && one(1);
       break;

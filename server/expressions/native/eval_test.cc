@@ -155,6 +155,18 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"def any: 7; [.[]] | any", "[4,5]", "7"},
         Case{"[.[] | select(.a)] | first // {}", R"([{"a":1,"b":2}])", R"({"a":1,"b":2})"},
         Case{"[.[] | select(.a)] | first // {}", R"([{"a":false}])", "{}"},
+        // `[s | select(c)] | f` with c single-valued: the fold tests c
+        // itself (Op::select_filter); select's meaning kept (truthiness,
+        // errors after the deciding output, the environment, a redefined
+        // select).
+        Case{"[.[] | select(.)] | length", R"([0,null,false,"",[]])", "3"},
+        Case{"[.[] | select(. > 1)] | any", "[1,2]", "true"},
+        Case{"[.[] | select(.a > 0)] | first", R"([{"a":1},5])", "",
+             "expected an object but got: number (5)"},
+        Case{". as $x | [$x[] | select(. != $x[0])] | length", "[1,2,1,3]", "2"},
+        Case{"[.[] | select(. > 1)] | add", "[1,2,3]", "5"},
+        Case{"[.[] | select(.[] > 1)] | length", "[[1,2,3],[0]]", "2"},
+        Case{"def select(f): .; [.[] | select(. > 1)] | length", "[1,2,3]", "3"},
         Case{"[.[]] | first // []", "[false]", "[]"},
         Case{"[.[]] | first // .", "[false]", "[false]"},
         Case{"[.[]] | last // 3 | . + 1", "[]", "4"},
@@ -690,6 +702,31 @@ TEST(CompilerTest, CollectThenFoldIsAFold) {
     const native::Op* head = op->kind == native::OpKind::kDefine ? op->child(0) : op.get();
     EXPECT_NE(head->kind, native::OpKind::kFold) << other;
   }
+}
+
+// A fold whose query ends in the builtin select of a single-valued
+// condition tests the condition itself; not a redefined select, nor a
+// condition with several outputs.
+TEST(CompilerTest, FoldOfSelectFiltersInPlace) {
+  for (const char* filtered :
+       {"[.[] | select(. > 1)] | length", "[.a[]? | select(.type == \"Ready\")] | first // {}"}) {
+    auto op = CompileNative(filtered);
+    ASSERT_NE(op, nullptr) << filtered;
+    const native::Op* fold = op->kind == native::OpKind::kAlternative ? op->child(0) : op.get();
+    ASSERT_EQ(fold->kind, native::OpKind::kFold) << filtered;
+    EXPECT_TRUE(fold->select_filter) << filtered;
+  }
+  for (const char* other :
+       {"[.[] | select(.[] > 1)] | length", "[.[] | .a] | length", "[select(. > 1)] | length"}) {
+    auto op = CompileNative(other);
+    ASSERT_NE(op, nullptr) << other;
+    ASSERT_EQ(op->kind, native::OpKind::kFold) << other;
+    EXPECT_FALSE(op->select_filter) << other;
+  }
+  auto redefined = CompileNative("def select(f): .; [.[] | select(. > 1)] | length");
+  ASSERT_NE(redefined, nullptr);
+  ASSERT_EQ(redefined->child(0)->kind, native::OpKind::kFold);
+  EXPECT_FALSE(redefined->child(0)->select_filter);
 }
 
 // Which operations the compiler marks single-valued (the interpreter's

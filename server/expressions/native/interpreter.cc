@@ -361,17 +361,30 @@ Flow Interpreter::ArithmeticOf(NodeKind arithmetic, const Json& l, const Json& r
   return Flow::kContinue;
 }
 
+template <class Each>
+Flow Interpreter::EachOfFoldQuery(const Op& fold, const Frame* env, const Value& input,
+                                  Each&& each) {
+  const Op* query = fold.operand(0).operand(0).child(0);
+  if (query == nullptr) return Flow::kContinue;  // `[]`
+  if (!fold.select_filter) return EvalValue(*query, env, input, each);
+  // `s | select(c)`: what select does, without its continuations.
+  const Op& condition = query->operand(1).operand(0);
+  return EvalValue(query->operand(0), env, input, [&](const Value& v) {
+    if (CheckBounds() == Flow::kError) return Flow::kError;  // select's own step
+    Value truth;
+    if (Flow flow = EvalOne(condition, env, v, truth); flow != Flow::kContinue) return flow;
+    return Truthy(*truth) ? each(v) : Flow::kContinue;
+  });
+}
+
 Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Value& out) {
   if (op.fold == Fold::kAdd) return AddFoldOf(op, env, input, out);
-  // The query of the pipe's array, as gojq would collect it: to the end,
-  // so an error after the deciding output is still an error.
-  const Op* query = op.operand(0).operand(0).child(0);
   int64_t count = 0;
   bool any = false;
   bool all = true;
   Value kept;  // kFirst, kLast, kMin, kMax
-  if (query != nullptr) {
-    Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
+  {
+    Flow flow = EachOfFoldQuery(op, env, input, [&](const Value& v) {
       ++count;
       switch (op.fold) {
         case Fold::kLength:
@@ -417,12 +430,11 @@ Flow Interpreter::FoldOf(const Op& op, const Frame* env, const Value& input, Val
 }
 
 Flow Interpreter::AddFoldOf(const Op& op, const Frame* env, const Value& input, Value& out) {
-  const Op* query = op.operand(0).operand(0).child(0);
   bool first = true;
   Json sum;                      // of the numbers and nulls so far
   std::optional<Json> gathered;  // [sum, the rest...] once one is neither
-  if (query != nullptr) {
-    Flow flow = EvalValue(*query, env, input, [&](const Value& v) {
+  {
+    Flow flow = EachOfFoldQuery(op, env, input, [&](const Value& v) {
       if (!gathered && (v->is_number() || v->is_null())) {
         sum = *Add(sum, *v);  // numbers and nulls: it cannot fail
         first = false;

@@ -254,6 +254,11 @@ class Interpreter {
   Flow FoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
   // A Fold::kAdd's: apart, so that the other folds build no sum.
   Flow AddFoldOf(const Op& op, const Frame* env, const Value& input, Value& out);
+  // Calls `each` (Flow(const Value&)) with each output of kFold `fold`'s
+  // query, as gojq would collect them: to the end, so an error after the
+  // deciding output is still an error.
+  template <class Each>
+  Flow EachOfFoldQuery(const Op& fold, const Frame* env, const Value& input, Each&& each);
   // `as`, `reduce`, `foreach` (interpreter_bindings.cc).
   Flow EvalBinding(const Op& op, const Frame* env, const Value& input, const PathNode* path,
                    Emit emit);

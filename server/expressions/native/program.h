@@ -126,7 +126,10 @@ struct Op {
   NodeKind binary = NodeKind::kAdd;  // kBinary, kUpdate
   Fold fold = Fold::kLength;         // kFold
   bool optional = false;             // kIndex, kSlice, kIterate: a `?` step
-  bool text_run = false;             // kConstant: a literal run of a kTemplate
+  // kFold: its query is `s | select(c)` with c single-valued (the builtin
+  // select): the fold tests c itself (compiler.cc's MarkSingle sets it).
+  bool select_filter = false;
+  bool text_run = false;  // kConstant: a literal run of a kTemplate
   // Whether the operation has exactly one output (or fails) for any input
   // when paths are not tracked: `.a.b // 0`, `[f] | length`, `x == y`.
   // Such operations run in the interpreter's direct lane (EvalOne), which
