@@ -621,9 +621,20 @@ void MarkSingle(Op& op) {
                          IsSelect(query->operand(1)) && query->operand(1).operand(0).single;
       break;
     }
-    case OpKind::kIndex:
+    case OpKind::kIndex: {
       op.single = !op.optional && one(0) && one(1);
+      const Op& target = op.operand(0);
+      const Op& key = op.operand(1);
+      if (!op.optional && key.kind == OpKind::kConstant && key.constant.is_string()) {
+        if (target.kind == OpKind::kIdentity) {
+          op.name_steps = 1;
+        } else if (target.kind == OpKind::kIndex && target.name_steps > 0 &&
+                   target.name_steps < Op::kMaxNameSteps) {
+          op.name_steps = target.name_steps + 1;
+        }
+      }
       break;
+    }
     case OpKind::kSlice:
       op.single = !op.optional && one(0) && one(1, true) && one(2, true);
       break;

@@ -170,6 +170,23 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"[.[]] | first // []", "[false]", "[]"},
         Case{"[.[]] | first // .", "[false]", "[false]"},
         Case{"[.[]] | last // 3 | . + 1", "[]", "4"},
+        // Chains of names inside a larger expression (Op::name_steps): one
+        // loop, each step's meaning kept (null goes on as null, anything
+        // else but an object fails as a single step would); longer chains
+        // than kMaxNameSteps continue through the ordinary steps.
+        Case{"(.a.b.c, 0)", R"({"a":{"b":{"c":5}}})", "5 0"},
+        Case{"(.a.b.c, 0)", R"({"a":null})", "null 0"},
+        Case{"(.a.b.c, 0)", R"({"a":{"x":1}})", "null 0"},
+        Case{"(.a.b.c, 0)", R"({"a":{"b":7}})", "", "expected an object but got: number (7)"},
+        Case{"(.a.b.c, 0)", R"({"a":[1]})", "", "expected an object but got: array ([1])"},
+        Case{"(.a.b, 0)", R"("s")", "", R"(expected an object but got: string ("s"))"},
+        Case{"(.a.b.c.d.e.f.g.h.i.j, 0)",
+             R"({"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":{"j":"deep"}}}}}}}}}})",
+             R"("deep" 0)"},
+        Case{"(.a.b.c.d.e.f.g.h.i.j, 0)", R"({"a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":3}}}}}}}})",
+             "", "expected an object but got: number (3)"},
+        Case{"[.[] | .a.b] | length", R"([{"a":{"b":1}},{"a":null}])", "2"},
+        Case{"(.a | .b.c), (1 | .x?.y)", R"({"a":{"b":{"c":2}}})", "2"},
         // Plain walks take the fast lane (path_plan.h) and leave it, for the
         // interpreter's words, where it would have to decide.
         Case{R"(.a["b-c"].d)", R"({"a":{"b-c":{"d":"x"}}})", R"("x")"},
@@ -701,6 +718,27 @@ TEST(CompilerTest, CollectThenFoldIsAFold) {
     ASSERT_NE(op, nullptr) << other;
     const native::Op* head = op->kind == native::OpKind::kDefine ? op->child(0) : op.get();
     EXPECT_NE(head->kind, native::OpKind::kFold) << other;
+  }
+}
+
+// A chain of constant names from `.` counts its steps (Op::name_steps), up
+// to kMaxNameSteps; an optional step, another key or another start ends it.
+TEST(CompilerTest, NameChainsCountTheirSteps) {
+  const std::pair<const char*, int> chains[] = {
+      {".a", 1},
+      {".a.b.c", 3},
+      {".a?.b", 0},
+      {".a.b?", 0},
+      {".[0].a", 0},
+      {".a[\"b\"]", 2},
+      {".a.b.c.d.e.f.g.h", 8},
+      {".a.b.c.d.e.f.g.h.i", 0},
+  };
+  for (const auto& [source, steps] : chains) {
+    auto op = CompileNative(source);
+    ASSERT_NE(op, nullptr) << source;
+    ASSERT_EQ(op->kind, native::OpKind::kIndex) << source;
+    EXPECT_EQ(op->name_steps, steps) << source;
   }
 }
 

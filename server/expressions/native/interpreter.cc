@@ -223,6 +223,36 @@ Flow Interpreter::EvalValue(const Op& op, const Frame* env, const Value& input,
   return Eval(op, env, input, nullptr, [&](const Value& v, const PathNode*) { return emit(v); });
 }
 
+Flow Interpreter::IndexNames(const Op& op, const Value& input, Value& out) {
+  // The names, innermost first.
+  const Json* names[Op::kMaxNameSteps];
+  const Op* step = &op;
+  for (int i = op.name_steps - 1; i >= 0; --i) {
+    names[i] = &step->operand(1).constant;
+    step = &step->operand(0);
+  }
+  // The inner steps' counts (the outermost one's is counted).
+  if (!Work(op.name_steps - 1)) return Flow::kError;
+  // Every step lands inside `input`'s document, or on null: a view of the
+  // last one keeps that document alive, as IndexOf's would.
+  const Json* at = &*input;
+  for (int i = 0; i < op.name_steps; ++i) {
+    if (at->is_object()) {
+      at = FindMember(*at, names[i]->get_ref<const std::string&>());
+      if (at == nullptr) at = &internal::kNull;
+    } else if (!at->is_null()) {
+      // IndexOf's words for what cannot be indexed by a name.
+      return IndexOf(input.Member(*at), Value::Borrowed(*names[i]), out);
+    }
+  }
+  if (at->is_null()) {
+    out = Value::Null();
+  } else {
+    out.AssignMember(input, at);
+  }
+  return Flow::kContinue;
+}
+
 Flow Interpreter::IndexOf(const Value& target, const Value& key, Value& out) {
   const Json& t = *target;
   const Json& k = *key;

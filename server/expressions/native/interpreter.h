@@ -227,20 +227,23 @@ class Interpreter {
   // evaluation through continuations.
   Flow Step(const Op& op, const Frame* env, const Value& input, const PathNode* path, Emit emit);
   // EvalOne's body, its bounds already checked (EvalTail's single-valued
-  // operations come here too): the two commonest steps, `$name` and
-  // `.name`, inline, anything else through One's dispatch, whose frame
-  // costs about what those steps do.
+  // operations come here too): the commonest steps, `$name`, `.name` and
+  // `.a.b.c`, without One's dispatch, whose frame costs about what those
+  // steps do.
   Flow OneCounted(const Op& op, const Frame* env, const Value& input, Value& out) {
     if (op.kind == OpKind::kVariable) {
       out = FrameAt(env, op.depth)->value;
       return Flow::kContinue;
     }
-    if (op.kind == OpKind::kIndex && op.operand(0).kind == OpKind::kIdentity &&
-        op.operand(1).kind == OpKind::kConstant) {
-      return IndexOf(input, Value::Borrowed(op.operand(1).constant), out);
+    if (op.kind == OpKind::kIndex && op.name_steps > 0) {
+      if (op.name_steps == 1) return IndexOf(input, Value::Borrowed(op.operand(1).constant), out);
+      return IndexNames(op, input, out);
     }
     return One(op, env, input, out);
   }
+  // `.a.b.c` (Op::name_steps > 1) over `input`: the steps in one loop,
+  // each counted as the operation it is.
+  Flow IndexNames(const Op& op, const Value& input, Value& out);
   // OneCounted's other operations.
   Flow One(const Op& op, const Frame* env, const Value& input, Value& out);
   // `t[k]` and `l op r` as values, shared by both lanes.

@@ -126,6 +126,11 @@ struct Op {
   NodeKind binary = NodeKind::kAdd;  // kBinary, kUpdate
   Fold fold = Fold::kLength;         // kFold
   bool optional = false;             // kIndex, kSlice, kIterate: a `?` step
+  // kIndex: how many steps `.a.b.c` of constant names from `.` this one
+  // ends (3 for `.c` there), at most kMaxNameSteps; 0 for any other index.
+  // The interpreter's direct lane walks such a chain in one loop.
+  uint8_t name_steps = 0;
+  static constexpr uint8_t kMaxNameSteps = 8;
   // kFold: its query is `s | select(c)` with c single-valued (the builtin
   // select): the fold tests c itself (compiler.cc's MarkSingle sets it).
   bool select_filter = false;
