@@ -25,12 +25,12 @@ size_t JsonTreeCost(const Json& value, const Model& model) {
   size_t total = model.Value(value);
   switch (value.type()) {
     case Json::value_t::array:
-      for (const Json& element : value.get_ref<const Json::array_t&>()) {
+      for (const Json& element : *value.get_ptr<const Json::array_t*>()) {
         total += JsonTreeCost(element, model);
       }
       break;
     case Json::value_t::object:
-      for (const auto& [key, member] : value.get_ref<const Json::object_t&>()) {
+      for (const auto& [key, member] : *value.get_ptr<const Json::object_t*>()) {
         total += model.Member(key) + JsonTreeCost(member, model);
       }
       break;

@@ -59,7 +59,7 @@ absl::StatusOr<std::string> Evaluation::EvaluateSingle(definitions::ExprIndex in
                       absl::StrCat("expected single query result, got ", values->size()));
   }
   const Json& v = *(*values)[0];
-  if (v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty())) {
+  if (v.is_null() || (v.is_string() && v.get_ptr<const std::string*>()->empty())) {
     return FieldError(absl::StatusCode::kInvalidArgument, def_.field_paths[index],
                       "query result is empty");
   }

@@ -25,7 +25,7 @@ absl::string_view StringMember(const Json* object, absl::string_view key) {
 absl::string_view ControllerUidIn(const Json* metadata) {
   const Json* refs = Member(metadata, "ownerReferences");
   if (refs == nullptr || !refs->is_array()) return "";
-  for (const Json& ref : refs->get_ref<const Json::array_t&>()) {
+  for (const Json& ref : *refs->get_ptr<const Json::array_t*>()) {
     const Json* controller = Member(&ref, "controller");
     if (controller != nullptr && controller->is_boolean() &&
         *controller->get_ptr<const Json::boolean_t*>()) {
@@ -55,7 +55,7 @@ PodFacts ReadPod(const Json& pod) {
   if (const Json* conditions = Member(status, "conditions");
       conditions != nullptr && conditions->is_array()) {
     // Only two types matter: a condition's status is read for them alone.
-    for (const Json& c : conditions->get_ref<const Json::array_t&>()) {
+    for (const Json& c : *conditions->get_ptr<const Json::array_t*>()) {
       absl::string_view type = StringMember(&c, "type");
       if (type == "Ready") {
         absl::string_view value = StringMember(&c, "status");

@@ -70,7 +70,7 @@ void MaxMap(Amounts& into, const Amounts& r) {
 // names `block` in an error; it is only called for one.
 // REQUIRES: block.is_object().
 absl::Status ReadBlock(const Json& block, absl::FunctionRef<std::string()> path, Amounts& into) {
-  for (const auto& member : block.get_ref<const Json::object_t&>()) {
+  for (const auto& member : *block.get_ptr<const Json::object_t*>()) {
     // Not a structured binding: `field` captures the name (clang 14, which
     // builds the fuzzers, refuses to capture bindings).
     const std::string& name = member.first;
@@ -81,7 +81,7 @@ absl::Status ReadBlock(const Json& block, absl::FunctionRef<std::string()> path,
           absl::StrCat(field(), ": ", value.dump(), " is not a quantity"));
     }
     std::string number;  // a number's text; a string is read in place
-    auto q = ParseQuantity(value.is_string() ? value.get_ref<const std::string&>()
+    auto q = ParseQuantity(value.is_string() ? *value.get_ptr<const std::string*>()
                                              : (number = value.dump()));
     if (!q.ok())
       return absl::InvalidArgumentError(absl::StrCat(field(), ": ", q.status().message()));

@@ -55,7 +55,7 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
             absl::StrCat(eval.def().field_paths[compiled.conditions],
                          ": conditions must be an array of objects, not ", out.type_name()));
       }
-      for (const Json& c : out.get_ref<const Json::array_t&>()) {
+      for (const Json& c : *out.get_ptr<const Json::array_t*>()) {
         result.conditions.push_back({ConditionField(c, names.type_field_name),
                                      ConditionField(c, names.status_field_name),
                                      ConditionField(c, names.message_field_name),
@@ -81,7 +81,7 @@ absl::StatusOr<StatusResult> EvaluateStatus(Evaluation& eval, expressions::Sessi
         auto values = eval.Views(compiled.matcher_expressions[s][m], root);
         if (!values.ok()) return values.status();
         ok = !values->empty() && (*values)[0]->is_string() &&
-             (*values)[0]->get_ref<const std::string&>() == matcher.by_expression->expected_result;
+             *(*values)[0]->get_ptr<const std::string*>() == matcher.by_expression->expected_result;
       }
       matched = ok;
     }

@@ -82,7 +82,7 @@ absl::StatusOr<ComponentNode> BuildInstances(Evaluation& eval, Session::InputId 
                           eval.def().field_paths[compiled.instance_ids],
                           absl::StrCat("instance id ", id.dump(), " is not a string"));
       }
-      if (id.get_ref<const std::string&>().empty()) {
+      if (id.get_ptr<const std::string*>()->empty()) {
         return FieldError(absl::StatusCode::kInvalidArgument,
                           eval.def().field_paths[compiled.instance_ids], "instance id is empty");
       }
@@ -213,7 +213,7 @@ absl::StatusOr<std::optional<int32_t>> ScaleValue(const Json& value) {
   }
   if (value.is_string()) {
     // Base-10 only, as Go's strconv.ParseInt: no spaces, no fraction.
-    const std::string& s = value.get_ref<const std::string&>();
+    const std::string& s = *value.get_ptr<const std::string*>();
     size_t digits = s.find_first_not_of("+-") == 1 ? 1 : 0;
     bool plain =
         s.size() > digits && s.find_first_not_of("0123456789", digits) == std::string::npos;

@@ -238,7 +238,7 @@ Flow Interpreter::IndexNames(const Op& op, const Value& input, Value& out) {
   const Json* at = &*input;
   for (int i = 0; i < op.name_steps; ++i) {
     if (at->is_object()) {
-      at = FindMember(*at, names[i]->get_ref<const std::string&>());
+      at = FindMember(*at, *names[i]->get_ptr<const std::string*>());
       if (at == nullptr) at = &internal::kNull;
     } else if (!at->is_null()) {
       // IndexOf's words for what cannot be indexed by a name.
@@ -845,12 +845,12 @@ Flow Interpreter::Step(const Op& op, const Frame* env, const Value& input, const
         } else if (p == nullptr && t.is_array()) {  // no keys to build: the elements alone
           // The containers are walked directly: nlohmann's iterators ask
           // which kind they walk at every step.
-          for (const Json& element : t.get_ref<const Json::array_t&>()) {
+          for (const Json& element : *t.get_ptr<const Json::array_t*>()) {
             flow = consumer.Pass(emit(target.Member(element), nullptr));
             if (flow != Flow::kContinue) break;
           }
         } else if (p == nullptr) {
-          for (const auto& [key, member] : t.get_ref<const Json::object_t&>()) {
+          for (const auto& [key, member] : *t.get_ptr<const Json::object_t*>()) {
             flow = consumer.Pass(emit(target.Member(member), nullptr));
             if (flow != Flow::kContinue) break;
           }

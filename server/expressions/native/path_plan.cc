@@ -51,13 +51,13 @@ bool PathPlan::WalkFrom(size_t step, const Json& value, size_t max_outputs,
     if (s.iterate) {
       // `[]` over null is an error: the interpreter words it.
       if (current->is_array()) {
-        for (const Json& element : current->get_ref<const Json::array_t&>()) {
+        for (const Json& element : *current->get_ptr<const Json::array_t*>()) {
           if (!WalkFrom(step + 1, element, max_outputs, outputs)) return false;
         }
         return true;
       }
       if (!current->is_object()) return false;
-      for (const auto& [key, member] : current->get_ref<const Json::object_t&>()) {
+      for (const auto& [key, member] : *current->get_ptr<const Json::object_t*>()) {
         if (!WalkFrom(step + 1, member, max_outputs, outputs)) return false;
       }
       return true;

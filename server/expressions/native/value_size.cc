@@ -25,7 +25,7 @@ struct Approximate {
 size_t ApproximateBytes(const Json& value) { return JsonTreeCost(value, Approximate()); }
 
 size_t ShallowWorkUnits(const Json& value) {
-  if (value.is_string()) return value.get_ref<const std::string&>().size() / kBytesPerWorkUnit;
+  if (value.is_string()) return value.get_ptr<const std::string*>()->size() / kBytesPerWorkUnit;
   if (value.is_structured()) return value.size();
   return 0;
 }
