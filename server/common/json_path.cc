@@ -55,10 +55,7 @@ std::string FindString(const Json& document, std::initializer_list<absl::string_
 
 absl::string_view FindStringView(const Json& document,
                                  std::initializer_list<absl::string_view> keys) {
-  const Json* value = Find(document, keys);
-  // get_ptr, not get_ref: get_ref's checked path is a call of its own.
-  const std::string* text = value != nullptr ? value->get_ptr<const std::string*>() : nullptr;
-  return text != nullptr ? absl::string_view(*text) : absl::string_view();
+  return StringViewOf(Find(document, keys));
 }
 
 std::optional<std::string> FindOptionalString(const Json& document,
