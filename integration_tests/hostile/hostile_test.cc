@@ -116,13 +116,15 @@ std::string SourcePath(const std::string& relative) {
   return std::string(WM_SOURCE_DIR) + "/" + relative;
 }
 
-// The directories SeedSnapshot made, removed when the test process exits
-// (each test runs in a process of its own; the daemons it started are gone
-// by then), so that test runs leave nothing behind in the temporary
-// directory.
+// The directories SeedSnapshot made (each with a snapshot and the log of
+// the daemon that served it), removed when the test process exits (each
+// test runs in a process of its own; the daemons it started are gone by
+// then), so that test runs leave nothing behind in the temporary directory;
+// kept when a test failed, for its daemon's log.
 class SnapshotDirectories {
  public:
   ~SnapshotDirectories() {
+    if (::testing::UnitTest::GetInstance()->Failed()) return;
     std::error_code ignored;
     for (const std::string& directory : made_) std::filesystem::remove_all(directory, ignored);
   }
@@ -133,7 +135,8 @@ class SnapshotDirectories {
 };
 
 // A new snapshot directory `name` under the test's temporary directory
-// holding the seed cluster state, for a daemon's --snapshot.
+// holding the seed cluster state, for a daemon's --snapshot; DaemonLog says
+// where that daemon's log goes, beside it.
 std::string SeedSnapshot(const std::string& name) {
   namespace fs = std::filesystem;
   static SnapshotDirectories made;
@@ -144,6 +147,14 @@ std::string SeedSnapshot(const std::string& name) {
   made.Add(directory);
   fs::copy_file(SourcePath(kSeedFile), snapshot + "/cluster-state.yaml");
   return snapshot;
+}
+
+// Where the daemon serving `snapshot` (SeedSnapshot's) writes its log: in
+// the directory SnapshotDirectories removes. The suite's daemon is never
+// destroyed (HostileDaemon::Get), so a log DaemonProcess made up itself
+// would outlive every test run.
+std::string DaemonLog(const std::string& snapshot) {
+  return std::filesystem::path(snapshot).parent_path().string() + "/daemon.log";
 }
 
 const std::vector<HostileCase>& Cases() {
@@ -207,10 +218,11 @@ class HostileDaemon {
   void Restart() {
     if (process_) process_->Stop();
     const std::string snapshot = SeedSnapshot("hostile");
-    process_ = std::make_unique<testing::DaemonProcess>(std::vector<std::string>{
-        "--snapshot", snapshot, "--definitions", SourcePath(kHostileDefinitionsFile),
-        "--shutdown-grace", "0s", "--grpc-memory-limit",
-        absl::StrCat(kGrpcMemoryLimit >> 20, "Mi")});
+    process_ = std::make_unique<testing::DaemonProcess>(
+        std::vector<std::string>{"--snapshot", snapshot, "--definitions",
+                                 SourcePath(kHostileDefinitionsFile), "--shutdown-grace", "0s",
+                                 "--grpc-memory-limit", absl::StrCat(kGrpcMemoryLimit >> 20, "Mi")},
+        DaemonLog(snapshot));
     absl::Status started = process_->Start();
     ASSERT_TRUE(started.ok()) << started;
     channel_ = grpc::CreateChannel(process_->address(), grpc::InsecureChannelCredentials());
